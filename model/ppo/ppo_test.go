@@ -1,0 +1,131 @@
+package ppo
+
+import (
+	"math"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestGAE(t *testing.T) {
+	cases := []struct {
+		name          string
+		rewards, vals []float64
+		gamma, lambda float64
+		adv, ret      []float64
+	}{
+		{"terminal reward, gamma=lambda=1: A_t = R - V_t", []float64{0, 0, 2}, []float64{0.5, 1, 1.5}, 1, 1, []float64{1.5, 1, 0.5}, []float64{2, 2, 2}},
+		{"lambda=0 is one-step TD", []float64{0, 0, 2}, []float64{0.5, 1, 1.5}, 1, 0, []float64{0.5, 0.5, 0.5}, []float64{1, 1.5, 2}},
+		{"discounting", []float64{1, 1}, []float64{0, 0}, 0.5, 1, []float64{1.5, 1}, []float64{1.5, 1}},
+	}
+	for _, c := range cases {
+		adv, ret := GAE(c.rewards, c.vals, c.gamma, c.lambda)
+		for i := range adv {
+			if !near(adv[i], c.adv[i]) || !near(ret[i], c.ret[i]) {
+				t.Fatalf("%s: adv %v ret %v, want %v %v", c.name, adv, ret, c.adv, c.ret)
+			}
+		}
+	}
+}
+
+func TestDurationWeights(t *testing.T) {
+	cases := []struct {
+		name string
+		dt   []float64
+		on   bool
+		want []float64
+	}{
+		{"mean one", []float64{1, 3}, true, []float64{0.5, 1.5}},
+		{"off", []float64{1, 3}, false, []float64{1, 1}},
+		{"all zero", []float64{0, 0}, true, []float64{1, 1}},
+	}
+	for _, c := range cases {
+		got := DurationWeights(c.dt, c.on)
+		for i := range got {
+			if !near(got[i], c.want[i]) {
+				t.Fatalf("%s: %v want %v", c.name, got, c.want)
+			}
+		}
+	}
+}
+
+func TestPGLoss(t *testing.T) {
+	cases := []struct {
+		name                    string
+		logp, old, adv, w, clip float64
+		wantLoss, wantD         float64
+		wantClipped             bool
+	}{
+		{"ratio 1", 0, 0, 2, 1, 0.2, -2, -2, false},
+		{"weight scales", 0, 0, 2, 0.5, 0.2, -1, -1, false},
+		{"positive adv, ratio above 1+eps is clipped", math.Log(1.5), 0, 1, 1, 0.2, -1.2, 0, true},
+		{"negative adv, ratio above 1+eps is not clipped", math.Log(1.5), 0, -1, 1, 0.2, 1.5, 1.5, false},
+		{"negative adv, ratio below 1-eps is clipped", math.Log(0.5), 0, -1, 1, 0.2, 0.8, 0, true},
+	}
+	for _, c := range cases {
+		l, d, cl := PGLoss(c.logp, c.old, c.adv, c.w, c.clip)
+		if !near(l, c.wantLoss) || !near(d, c.wantD) || cl != c.wantClipped {
+			t.Fatalf("%s: got %v %v %v want %v %v %v", c.name, l, d, cl, c.wantLoss, c.wantD, c.wantClipped)
+		}
+	}
+}
+
+// Every derivative the update relies on is checked against a central finite difference.
+func TestDerivativesMatchFiniteDifferences(t *testing.T) {
+	const h = 1e-6
+	fd := func(f func(float64) float64, x float64) float64 { return (f(x+h) - f(x-h)) / (2 * h) }
+	for _, x := range []float64{-0.7, -0.1, 0.05, 0.3} {
+		for _, adv := range []float64{-1.3, 0.8} {
+			_, d, _ := PGLoss(x, 0, adv, 1.7, 0.2)
+			num := fd(func(v float64) float64 { l, _, _ := PGLoss(v, 0, adv, 1.7, 0.2); return l }, x)
+			if math.Abs(d-num) > 1e-5 {
+				t.Fatalf("PGLoss'(%v, adv %v) = %v, finite difference %v", x, adv, d, num)
+			}
+		}
+		for _, old := range []float64{-0.5, 0.2} {
+			_, d := VLoss(x, old, 0.4, 0.5)
+			num := fd(func(v float64) float64 { l, _ := VLoss(v, old, 0.4, 0.5); return l }, x)
+			if math.Abs(d-num) > 1e-5 {
+				t.Fatalf("VLoss'(%v, old %v) = %v, finite difference %v", x, old, d, num)
+			}
+		}
+		for _, est := range []string{"k1", "k3"} {
+			_, d := KL(x, -0.2, est)
+			num := fd(func(v float64) float64 { k, _ := KL(v, -0.2, est); return k }, x)
+			if math.Abs(d-num) > 1e-5 {
+				t.Fatalf("KL %s'(%v) = %v, finite difference %v", est, x, d, num)
+			}
+		}
+	}
+}
+
+func TestClipGradNorm(t *testing.T) {
+	g := [][]float64{{3}, {4}}
+	if n := ClipGradNorm(g, 1); !near(n, 5) || !near(g[0][0], 0.6) || !near(g[1][0], 0.8) {
+		t.Fatalf("norm %v grads %v", n, g)
+	}
+	g = [][]float64{{0.3}, {0.4}}
+	ClipGradNorm(g, 1)
+	if !near(g[0][0], 0.3) {
+		t.Fatalf("a small gradient must be left alone: %v", g)
+	}
+}
+
+func TestAdamMovesAgainstGradient(t *testing.T) {
+	p := []float64{1, -1}
+	var st Adam
+	for i := 0; i < 100; i++ {
+		AdamStep(p, []float64{2 * p[0], 2 * p[1]}, &st, 0.05) // minimise x^2
+	}
+	if math.Abs(p[0]) > 0.1 || math.Abs(p[1]) > 0.1 {
+		t.Fatalf("Adam did not minimise x^2: %v", p)
+	}
+}
+
+func TestWhiten(t *testing.T) {
+	w := Whiten([]float64{1, 2, 3})
+	m, s := MeanStd(w)
+	if !near(m, 0) || !near(s, 1) {
+		t.Fatalf("mean %v std %v", m, s)
+	}
+}

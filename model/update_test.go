@@ -1,0 +1,137 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"mlerl/codeactions"
+	"mlerl/model/ppo"
+)
+
+var leafTask = Task{Modality: "tabular-classification", LowerIsBetter: true, Classes: 99, Features: 192, Rows: 891}
+
+func testPolicy(t *testing.T) *Policy {
+	t.Helper()
+	p, err := New(codeactions.TabularClassification, Config{Hidden: 8, Temperature: 0.7, TopP: 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func testRows(p *Policy, n int, rng *rand.Rand) []row {
+	var rows []row
+	for i := 0; i < n; i++ {
+		prompt := Prompt{Kind: KindScratch}
+		if i%2 == 1 {
+			prev := p.Sample(leafTask, prompt, rng)
+			prompt = Prompt{Kind: KindImprove, Prev: &Previous{Tokens: prev.Tokens, Reward: -9.6, LastMarker: 4, Duration: 3, TestingLoss: math.NaN()}}
+		}
+		s := p.Sample(leafTask, prompt, rng)
+		ctx := encodeContext(p.Lib, leafTask, prompt)
+		for t := range s.Tokens {
+			rows = append(rows, row{x: stepInput(p.Lib, ctx, s.Tokens[:t], t), mask: slotMask(p.Lib, t), action: s.Tokens[t]})
+		}
+	}
+	return rows
+}
+
+// The cost sum(a*logp) + sum(b*v) - c*sum(entropy) evaluated in plain Go, for finite differences.
+func plainCost(p *Policy, rows []row, a, b []float64, c float64) float64 {
+	o, _ := p.forward(rows)
+	s := 0.0
+	for i := range rows {
+		s += a[i]*o.logp[i] + b[i]*o.value[i] - c*o.entropy[i]
+	}
+	return s
+}
+
+func TestGorgoniaGradientsMatchFiniteDifferences(t *testing.T) {
+	p := testPolicy(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	rows := testRows(p, 4, rng)
+	a, b := make([]float64, len(rows)), make([]float64, len(rows))
+	for i := range rows {
+		a[i], b[i] = rng.NormFloat64(), rng.NormFloat64()
+	}
+	const c = 0.3
+	grads, err := p.backward(rows, a, b, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h = 1e-6
+	for k, w := range [][]float64{p.Params.W1, p.Params.Wo, p.Params.Wv} {
+		for trial := 0; trial < 25; trial++ {
+			i := rng.IntN(len(w))
+			if k == 0 && i/p.Params.Hidden >= len(rows[0].x) {
+				continue
+			}
+			orig := w[i]
+			w[i] = orig + h
+			up := plainCost(p, rows, a, b, c)
+			w[i] = orig - h
+			down := plainCost(p, rows, a, b, c)
+			w[i] = orig
+			num := (up - down) / (2 * h)
+			if math.Abs(num-grads[k][i]) > 1e-5*math.Max(1, math.Abs(num)) {
+				t.Fatalf("weight set %d index %d: gorgonia gradient %v, finite difference %v", k, i, grads[k][i], num)
+			}
+		}
+	}
+}
+
+func TestSampledLogProbsMatchScoring(t *testing.T) {
+	p := testPolicy(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := p.Sample(leafTask, Prompt{Kind: KindScratch}, rng)
+	logp, values, _ := p.logProbs(p.Params, leafTask, Prompt{Kind: KindScratch}, s.Tokens)
+	for i := range logp {
+		if math.Abs(logp[i]-s.LogProbs[i]) > 1e-12 || math.Abs(values[i]-s.Values[i]) > 1e-12 {
+			t.Fatalf("token %d: sampled logp %v value %v, scored %v %v", i, s.LogProbs[i], s.Values[i], logp[i], values[i])
+		}
+	}
+	if err := p.Check(s.Tokens); err != nil {
+		t.Fatalf("a sample must be a program of the library: %v", err)
+	}
+}
+
+// A bandit over programs: the reward is +1 when the model slot picks logreg. PPO must raise the
+// probability of logreg well above its initial share.
+func TestUpdateLearnsARewardedChoice(t *testing.T) {
+	p := testPolicy(t)
+	lib := p.Lib
+	modelSlot := 5
+	first, _ := lib.SlotRange(modelSlot)
+	rng := rand.New(rand.NewPCG(7, 8))
+	share := func() float64 {
+		n := 0
+		for i := 0; i < 400; i++ {
+			if p.Sample(leafTask, Prompt{Kind: KindScratch}, rng).Tokens[modelSlot] == first {
+				n++
+			}
+		}
+		return float64(n) / 400
+	}
+	before := share()
+	cfg := ppo.Paper()
+	cfg.LearningRate = 1e-2
+	for it := 0; it < 30; it++ {
+		var batch []Experience
+		for i := 0; i < 32; i++ {
+			s := p.Sample(leafTask, Prompt{Kind: KindScratch}, rng)
+			r := 0.0
+			if s.Tokens[modelSlot] == first {
+				r = 1
+			}
+			batch = append(batch, Experience{Task: leafTask, Prompt: Prompt{Kind: KindScratch}, Tokens: s.Tokens, LogProbs: s.LogProbs, Values: s.Values, Reward: r, Duration: 1})
+		}
+		if _, err := p.Update(batch, cfg, rng); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := share()
+	if after < 0.5 || after < before+0.3 {
+		t.Fatalf("logreg share %.2f before, %.2f after 30 updates: PPO did not learn", before, after)
+	}
+}

@@ -1,0 +1,66 @@
+// Package reward turns a program's outcome into the scalar PPO maximises.
+package reward
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Markers are the instrumenter's progress prints, in the order a working program reaches them.
+var Markers = []string{
+	"imported packages", "loaded data", "defined model", "training loss:",
+	"trained model", "testing loss:", "predicted test labels",
+}
+
+// FoundMarkers lists the markers present in output, in Markers order.
+func FoundMarkers(output string) []string {
+	var found []string
+	for _, m := range Markers {
+		if regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(m)).MatchString(output) {
+			found = append(found, m)
+		}
+	}
+	return found
+}
+
+// LastMarker is the furthest stage reached ("" when none).
+func LastMarker(found []string) string {
+	if len(found) == 0 {
+		return ""
+	}
+	return found[len(found)-1]
+}
+
+// Losses extracts the numbers printed after the loss markers (for improve prompts).
+func Losses(output, marker string) []float64 {
+	var out []float64
+	for _, line := range strings.Split(output, "\n") {
+		if rest, ok := strings.CutPrefix(line, marker); ok {
+			if v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64); err == nil {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// Outcome is what the reward depends on.
+type Outcome struct {
+	Ran           bool     // exited 0 within its limits
+	Markers       []string // markers found in the output
+	Score         *float64 // grader's score when the submission is valid
+	LowerIsBetter bool
+}
+
+// Paper is the paper's reward: the grader's score (sign flipped when lower is better) for a
+// program that ran and produced a valid submission; otherwise -10 plus 0.1 per marker found.
+func Paper(o Outcome) float64 {
+	if o.Ran && o.Score != nil {
+		if o.LowerIsBetter {
+			return -*o.Score
+		}
+		return *o.Score
+	}
+	return -10 + 0.1*float64(len(o.Markers))
+}

@@ -1,0 +1,64 @@
+// Command starter is the user's entry point: prepare and list tasks, grade submissions, and
+// start, watch and report training runs.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: starter <command> [flags]
+
+commands:
+  run            train an agent on a task and report its best solution
+  tasks list     list the known tasks and whether their data is prepared
+  tasks prepare  build MLE-bench's prepared layout from Kaggle's raw files
+  grade          grade a submission as MLE-bench does
+
+Run 'starter <command> -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := dispatch(ctx, os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "error:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func dispatch(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "run":
+		return runCommand(ctx, args[1:])
+	case "tasks":
+		if len(args) < 2 {
+			return errors.New("tasks needs a subcommand: list or prepare")
+		}
+		switch args[1] {
+		case "list":
+			return tasksList(args[2:])
+		case "prepare":
+			return tasksPrepare(ctx, args[2:])
+		}
+		return fmt.Errorf("unknown tasks subcommand %q: use list or prepare", args[1])
+	case "grade":
+		return gradeCommand(args[1:])
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+		return nil
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

@@ -1,0 +1,200 @@
+// Package tasks holds the competition specs (what a task is, where its files live, how it is
+// graded and how its programs are limited) and prepares MLE-bench's data layout from raw files.
+package tasks
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed specs/*.yaml
+var embeddedSpecs embed.FS
+
+// Spec describes one competition. Field names follow the YAML keys.
+type Spec struct {
+	ID            string     `yaml:"id"`
+	Name          string     `yaml:"name"`
+	Modality      string     `yaml:"modality"`
+	Metric        string     `yaml:"metric"`
+	Direction     string     `yaml:"direction"` // "min" when lower scores are better
+	IDColumn      string     `yaml:"id_column"`
+	TargetColumns []string   `yaml:"target_columns"`
+	Files         Files      `yaml:"files"`
+	RawFiles      []string   `yaml:"raw_files"`
+	Split         Split      `yaml:"split"`
+	Validation    Validation `yaml:"validation"`
+	Thresholds    Thresholds `yaml:"thresholds"`
+	Limits        Limits     `yaml:"limits"`
+	Prompt        Prompt     `yaml:"prompt"`
+}
+
+// Files names the prepared files, relative to the public (and, for answers, private) folder.
+type Files struct {
+	Train            string `yaml:"train"`
+	Test             string `yaml:"test"`
+	SampleSubmission string `yaml:"sample_submission"`
+	Answers          string `yaml:"answers"`
+}
+
+// Split is MLE-bench's train_test_split of the raw train file.
+type Split struct {
+	TestSize    float64 `yaml:"test_size"`
+	RandomState int     `yaml:"random_state"`
+}
+
+// Validation is the leak-free protocol's carve-out of the public train.
+type Validation struct {
+	Fraction float64 `yaml:"fraction"`
+	Seed     uint64  `yaml:"seed"`
+}
+
+// Thresholds are the medal thresholds computed from the Kaggle leaderboard.
+type Thresholds struct {
+	Gold   float64 `yaml:"gold"`
+	Silver float64 `yaml:"silver"`
+	Bronze float64 `yaml:"bronze"`
+	Median float64 `yaml:"median"`
+}
+
+// Limits bound one agent program in the sandbox.
+type Limits struct {
+	WallSeconds int `yaml:"wall_seconds"`
+	MemoryMB    int `yaml:"memory_mb"`
+	Processes   int `yaml:"processes"`
+	OutputKB    int `yaml:"output_kb"`
+}
+
+// Prompt holds what an agent's prompt shows besides the file list and a data snippet.
+type Prompt struct {
+	Summary     string `yaml:"summary"`
+	SnippetRows int    `yaml:"snippet_rows"`
+}
+
+// LowerIsBetter reports whether smaller scores win.
+func (s *Spec) LowerIsBetter() bool { return s.Direction == "min" }
+
+// Metrics the grader implements; a spec naming another is rejected.
+var knownMetrics = map[string]bool{
+	"multi-class-log-loss": true,
+}
+
+var knownModalities = map[string]bool{
+	"tabular-classification": true, "tabular-regression": true, "text-classification": true,
+	"text-pair": true, "span-extraction": true, "ordinal": true, "preference": true, "image": true,
+}
+
+// Validate returns an error naming the first bad field and how to fix it.
+func (s *Spec) Validate() error {
+	bad := func(field, why string) error {
+		return fmt.Errorf("task spec %q: field %s: %s", s.ID, field, why)
+	}
+	switch {
+	case s.ID == "":
+		return errors.New("task spec: field id is empty: give the competition id, e.g. leaf-classification")
+	case strings.ContainsAny(s.ID, "/\\ "):
+		return bad("id", "must not contain slashes or spaces")
+	case !knownModalities[s.Modality]:
+		return bad("modality", fmt.Sprintf("%q is not one of %s", s.Modality, keys(knownModalities)))
+	case !knownMetrics[s.Metric]:
+		return bad("metric", fmt.Sprintf("%q is not one of %s", s.Metric, keys(knownMetrics)))
+	case s.Direction != "min" && s.Direction != "max":
+		return bad("direction", fmt.Sprintf("%q must be min (lower is better) or max", s.Direction))
+	case s.IDColumn == "":
+		return bad("id_column", "is empty: name the id column of the test file")
+	case len(s.TargetColumns) == 0:
+		return bad("target_columns", "is empty: name the label column(s) of the train file")
+	case s.Files.Train == "" || s.Files.Test == "" || s.Files.SampleSubmission == "" || s.Files.Answers == "":
+		return bad("files", "train, test, sample_submission and answers must all be named")
+	case s.Split.TestSize <= 0 || s.Split.TestSize >= 1:
+		return bad("split.test_size", fmt.Sprintf("%v must be a fraction in (0, 1)", s.Split.TestSize))
+	case s.Validation.Fraction <= 0 || s.Validation.Fraction >= 1:
+		return bad("validation.fraction", fmt.Sprintf("%v must be a fraction in (0, 1)", s.Validation.Fraction))
+	case s.Limits.WallSeconds <= 0 || s.Limits.MemoryMB <= 0 || s.Limits.Processes <= 0 || s.Limits.OutputKB <= 0:
+		return bad("limits", "wall_seconds, memory_mb, processes and output_kb must all be positive")
+	}
+	return nil
+}
+
+func keys(m map[string]bool) string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// Parse decodes and validates one spec; unknown keys (typos) are errors.
+func Parse(data []byte, source string) (*Spec, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("task spec %s: %w (check the key names against tasks/specs/leaf-classification.yaml)", source, err)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return &s, nil
+}
+
+// Registry maps task ids to specs.
+type Registry struct{ specs map[string]*Spec }
+
+// Builtin returns the specs embedded in the binary.
+func Builtin() *Registry {
+	r := &Registry{specs: map[string]*Spec{}}
+	entries, err := embeddedSpecs.ReadDir("specs")
+	if err != nil {
+		panic(err) // embedded at build time: cannot fail at run time
+	}
+	for _, e := range entries {
+		data, _ := embeddedSpecs.ReadFile(path.Join("specs", e.Name()))
+		s, err := Parse(data, "embedded "+e.Name())
+		if err != nil {
+			panic(err) // a broken embedded spec is a build defect, caught by the tests
+		}
+		r.specs[s.ID] = s
+	}
+	return r
+}
+
+// AddFile loads a user spec file; it overrides a built-in spec with the same id.
+func (r *Registry) AddFile(file string) (*Spec, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading task spec: %w", err)
+	}
+	s, err := Parse(data, file)
+	if err != nil {
+		return nil, err
+	}
+	r.specs[s.ID] = s
+	return s, nil
+}
+
+// Get returns the spec for id or an error listing the known ids.
+func (r *Registry) Get(id string) (*Spec, error) {
+	if s, ok := r.specs[id]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("unknown task %q: known tasks are %s (or add one with --task-spec FILE)", id, strings.Join(r.IDs(), ", "))
+}
+
+// IDs lists the known task ids in order.
+func (r *Registry) IDs() []string {
+	ids := make([]string, 0, len(r.specs))
+	for id := range r.specs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
