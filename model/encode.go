@@ -33,7 +33,7 @@ type Previous struct {
 	LastMarker  int     `json:"last_marker"` // markers reached, 0..7
 	Valid       bool    `json:"valid"`
 	Duration    float64 `json:"duration_s"`
-	TestingLoss float64 `json:"testing_loss"` // last printed "testing loss:", NaN when none
+	TestingLoss *float64 `json:"testing_loss"` // last printed "testing loss:", nil when none
 }
 
 // Prompt is what one sample is conditioned on.
@@ -87,8 +87,8 @@ func encodeContext(lib *codeactions.Library, t Task, p Prompt) []float64 {
 			c[i+2] = 1
 		}
 		c[i+3] = math.Log1p(p.Prev.Duration) / 6
-		if !math.IsNaN(p.Prev.TestingLoss) {
-			c[i+4] = math.Tanh(p.Prev.TestingLoss)
+		if l := p.Prev.TestingLoss; l != nil && !math.IsNaN(*l) && !math.IsInf(*l, 0) {
+			c[i+4] = math.Tanh(*l)
 		}
 	} else {
 		c[i] = 1

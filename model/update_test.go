@@ -26,7 +26,7 @@ func testRows(p *Policy, n int, rng *rand.Rand) []row {
 		prompt := Prompt{Kind: KindScratch}
 		if i%2 == 1 {
 			prev := p.Sample(leafTask, prompt, rng)
-			prompt = Prompt{Kind: KindImprove, Prev: &Previous{Tokens: prev.Tokens, Reward: -9.6, LastMarker: 4, Duration: 3, TestingLoss: math.NaN()}}
+			prompt = Prompt{Kind: KindImprove, Prev: &Previous{Tokens: prev.Tokens, Reward: -9.6, LastMarker: 4, Duration: 3, TestingLoss: nil}}
 		}
 		s := p.Sample(leafTask, prompt, rng)
 		ctx := encodeContext(p.Lib, leafTask, prompt)
@@ -133,5 +133,52 @@ func TestUpdateLearnsARewardedChoice(t *testing.T) {
 	after := share()
 	if after < 0.5 || after < before+0.3 {
 		t.Fatalf("logreg share %.2f before, %.2f after 30 updates: PPO did not learn", before, after)
+	}
+}
+
+func TestWarmStartIsReproducibleAndImitatesTheCorpus(t *testing.T) {
+	a, err := WarmStart(codeactions.TabularClassification, DefaultConfig(), leafTask, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := WarmStart(codeactions.TabularClassification, DefaultConfig(), leafTask, 11)
+	for i := range a.Params.W1 {
+		if a.Params.W1[i] != b.Params.W1[i] {
+			t.Fatal("the same seed must give the same warm start")
+		}
+	}
+	// The corpus loads from the wrong folder 30% of the time: the warm start should too, roughly.
+	rng := rand.New(rand.NewPCG(1, 2))
+	first, _ := a.Lib.SlotRange(1)
+	cwd := 0
+	for i := 0; i < 500; i++ {
+		if a.Sample(leafTask, Prompt{Kind: KindScratch}, rng).Tokens[1] == first+1 {
+			cwd++
+		}
+	}
+	if share := float64(cwd) / 500; share < 0.1 || share > 0.5 {
+		t.Fatalf("warm start writes the wrong-path loader %.2f of the time; the corpus does 0.3", share)
+	}
+}
+
+func TestCheckpointRoundTripGivesTheSameSamples(t *testing.T) {
+	p := testPolicy(t)
+	data, err := p.Checkpoint(ppo.Paper(), 3, 42).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, c, err := LoadCheckpoint(data)
+	if err != nil || c.Iteration != 3 || c.Seed != 42 {
+		t.Fatalf("load: %v %+v", err, c)
+	}
+	s1 := p.Sample(leafTask, Prompt{Kind: KindScratch}, rand.New(rand.NewPCG(9, 9)))
+	s2 := q.Sample(leafTask, Prompt{Kind: KindScratch}, rand.New(rand.NewPCG(9, 9)))
+	for i := range s1.Tokens {
+		if s1.Tokens[i] != s2.Tokens[i] || s1.LogProbs[i] != s2.LogProbs[i] {
+			t.Fatalf("resumed policy samples differently at token %d", i)
+		}
+	}
+	if _, _, err := LoadCheckpoint([]byte(`{"version": 99}`)); err == nil {
+		t.Fatal("a checkpoint of another version must be refused")
 	}
 }

@@ -1,0 +1,506 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"mlerl/artifacts"
+	"mlerl/codeactions"
+	"mlerl/grading"
+	"mlerl/instrument"
+	"mlerl/model"
+	"mlerl/reward"
+	"mlerl/sandbox"
+	"mlerl/tasks"
+)
+
+// Activities are a run's side effects, with their dependencies.
+type Activities struct {
+	Store        artifacts.Store
+	Sandbox      sandbox.Sandbox
+	Instrumenter instrument.Instrumenter
+	Tasks        *tasks.Registry
+	Layout       tasks.Layout
+	ScratchDir   string // sandbox work folders are created here and removed after each run
+
+	mu       sync.Mutex
+	policies map[string]*model.Policy // read-only policies by checkpoint key, for sampling
+}
+
+func badInput(format string, a ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, a...), ErrBadInput, nil)
+}
+
+func (a *Activities) spec(id string) (*tasks.Spec, error) {
+	s, err := a.Tasks.Get(id)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	if err := a.Layout.CheckPrepared(s); err != nil {
+		return nil, badInput("%v", err)
+	}
+	return s, nil
+}
+
+// Artifact keys of a sample.
+func sampleKey(id, file string) string { return "samples/" + id + "/" + file }
+
+// CheckpointKey names the checkpoint written after an iteration (0 = the warm start).
+func CheckpointKey(iteration int) string { return fmt.Sprintf("checkpoints/iter-%04d.json", iteration) }
+
+// BufferKey is the self-improve buffer of a run.
+const BufferKey = "buffer.json"
+
+func (a *Activities) putJSON(ctx context.Context, key string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return a.Store.Put(ctx, key, b)
+}
+
+func (a *Activities) getJSON(ctx context.Context, key string, v any) error {
+	b, err := a.Store.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("artifact %s is not valid JSON: %w", key, err)
+	}
+	return nil
+}
+
+// InitPolicy builds the reproducible warm-start policy and stores it as checkpoint 0.
+func (a *Activities) InitPolicy(ctx context.Context, in InitPolicyInput) (InitPolicyResult, error) {
+	spec, err := a.spec(in.Task)
+	if err != nil {
+		return InitPolicyResult{}, err
+	}
+	lib, err := codeactions.For(spec.Modality)
+	if err != nil {
+		return InitPolicyResult{}, badInput("%v", err)
+	}
+	desc, err := describeTask(spec, a.Layout)
+	if err != nil {
+		return InitPolicyResult{}, err
+	}
+	p, err := model.WarmStart(lib, in.Policy, desc, in.Seed)
+	if err != nil {
+		return InitPolicyResult{}, badInput("%v", err)
+	}
+	data, err := p.Checkpoint(in.PPO, 0, in.Seed).Marshal()
+	if err != nil {
+		return InitPolicyResult{}, err
+	}
+	key := CheckpointKey(0)
+	if err := a.Store.Put(ctx, key, data); err != nil {
+		return InitPolicyResult{}, err
+	}
+	return InitPolicyResult{Checkpoint: key, Task: desc}, nil
+}
+
+// describeTask reads the sizes the network conditions on from the prepared public files.
+func describeTask(spec *tasks.Spec, layout tasks.Layout) (model.Task, error) {
+	d := layout.Dirs(spec.ID, tasks.SplitTest)
+	rows, err := countLines(filepath.Join(d.Public, spec.Files.Train))
+	if err != nil {
+		return model.Task{}, err
+	}
+	testHeader, err := readHeader(filepath.Join(d.Public, spec.Files.Test))
+	if err != nil {
+		return model.Task{}, err
+	}
+	subHeader, err := readHeader(filepath.Join(d.Public, spec.Files.SampleSubmission))
+	if err != nil {
+		return model.Task{}, err
+	}
+	return model.Task{Modality: spec.Modality, LowerIsBetter: spec.LowerIsBetter(),
+		Classes: len(subHeader) - 1, Features: len(testHeader) - 1, Rows: rows - 1}, nil
+}
+
+func (a *Activities) policy(ctx context.Context, key string) (*model.Policy, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p, ok := a.policies[key]; ok {
+		return p, nil
+	}
+	data, err := a.Store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	p, _, err := model.LoadCheckpoint(data)
+	if err != nil {
+		return nil, badInput("checkpoint %s: %v", key, err)
+	}
+	if a.policies == nil {
+		a.policies = map[string]*model.Policy{}
+	}
+	a.policies[key] = p
+	return p, nil
+}
+
+// sampleRecord is samples/<id>/sample.json: what PPO needs about a written program.
+type sampleRecord struct {
+	ID         string       `json:"id"`
+	Iteration  int          `json:"iteration"`
+	Purpose    string       `json:"purpose"`
+	Checkpoint string       `json:"checkpoint"`
+	Task       model.Task   `json:"task"`
+	Prompt     model.Prompt `json:"prompt"`
+	PrevID     string       `json:"prev_id,omitempty"`
+	Actions    string       `json:"actions"`
+	Sample     model.Sample `json:"sample"`
+}
+
+// bufferEntry is one previous solution that improve prompts can build on.
+type bufferEntry struct {
+	SampleID string         `json:"sample_id"`
+	Prev     model.Previous `json:"prev"`
+}
+
+// rngFor derives a sample's random stream from the run seed and the sample id, so a retried
+// or resumed activity writes exactly the same program.
+func rngFor(seed uint64, id string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// SamplePrograms has the policy write one program per id and stores plan, code and the
+// sampling-time log-probs.
+func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]SampleRef, error) {
+	spec, err := a.spec(in.Task)
+	if err != nil {
+		return nil, err
+	}
+	p, err := a.policy(ctx, in.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	var buffer []bufferEntry
+	if in.Buffer != "" {
+		if err := a.getJSON(ctx, in.Buffer, &buffer); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+			return nil, err
+		}
+	}
+	if in.Purpose == PurposeEvalImprove && len(in.ImproveOf) != len(in.IDs) {
+		return nil, badInput("eval-improve needs one previous sample per id (%d ids, %d previous)", len(in.IDs), len(in.ImproveOf))
+	}
+	schema := codeactions.Schema{IDColumn: spec.IDColumn, TargetColumn: spec.TargetColumns[0]}
+	refs := make([]SampleRef, 0, len(in.IDs))
+	for i, id := range in.IDs {
+		rng := rngFor(in.Seed, id)
+		prompt := model.Prompt{Kind: model.KindScratch}
+		prevID := ""
+		switch {
+		case in.Purpose == PurposeEvalImprove:
+			prev, err := a.previous(ctx, in.ImproveOf[i])
+			if err != nil {
+				return nil, err
+			}
+			prompt, prevID = model.Prompt{Kind: model.KindImprove, Prev: &prev}, in.ImproveOf[i]
+		case in.Purpose == PurposeTrain && len(buffer) > 0 && rng.Float64() < in.ImproveFraction:
+			e := buffer[rng.IntN(len(buffer))]
+			prev := e.Prev
+			prompt, prevID = model.Prompt{Kind: model.KindImprove, Prev: &prev}, e.SampleID
+		}
+		s := p.Sample(in.Descriptor, prompt, rng)
+		prog, err := p.Lib.Render(s.Tokens, schema)
+		if err != nil {
+			return nil, err
+		}
+		rec := sampleRecord{ID: id, Iteration: in.Iteration, Purpose: in.Purpose, Checkpoint: in.Checkpoint,
+			Task: in.Descriptor, Prompt: prompt, PrevID: prevID, Actions: p.Lib.Describe(s.Tokens), Sample: s}
+		plan := fmt.Sprintf("# Plan (%s, %s)\n\n%s\n", prompt.Kind, id, prog.Plan)
+		if err := a.Store.Put(ctx, sampleKey(id, "plan.md"), []byte(plan)); err != nil {
+			return nil, err
+		}
+		if err := a.Store.Put(ctx, sampleKey(id, "program.py"), []byte(prog.Code)); err != nil {
+			return nil, err
+		}
+		if err := a.putJSON(ctx, sampleKey(id, "sample.json"), rec); err != nil {
+			return nil, err
+		}
+		refs = append(refs, SampleRef{ID: id, Kind: prompt.Kind, Prev: prevID, Actions: rec.Actions})
+	}
+	return refs, nil
+}
+
+// previous loads a sample and its outcome as an improve prompt's previous solution.
+func (a *Activities) previous(ctx context.Context, id string) (model.Previous, error) {
+	var rec sampleRecord
+	if err := a.getJSON(ctx, sampleKey(id, "sample.json"), &rec); err != nil {
+		return model.Previous{}, err
+	}
+	var res ExecuteResult
+	if err := a.getJSON(ctx, sampleKey(id, "result.json"), &res); err != nil {
+		return model.Previous{}, err
+	}
+	out, _ := a.Store.Get(ctx, sampleKey(id, "output.txt"))
+	var testing *float64
+	if l := reward.Losses(string(out), "testing loss:"); len(l) > 0 && !math.IsNaN(l[len(l)-1]) && !math.IsInf(l[len(l)-1], 0) {
+		testing = &l[len(l)-1]
+	}
+	return model.Previous{Tokens: rec.Sample.Tokens, Reward: res.Reward, LastMarker: res.Markers,
+		Valid: res.Valid, Duration: res.DurationS, TestingLoss: testing}, nil
+}
+
+// InstrumentProgram inserts the progress prints and stores instrumented.py.
+func (a *Activities) InstrumentProgram(ctx context.Context, in InstrumentInput) (InstrumentResult, error) {
+	prog, err := a.Store.Get(ctx, sampleKey(in.SampleID, "program.py"))
+	if err != nil {
+		return InstrumentResult{}, err
+	}
+	res, err := a.Instrumenter.Instrument(ctx, string(prog))
+	if err != nil {
+		return InstrumentResult{}, err
+	}
+	if err := a.Store.Put(ctx, sampleKey(in.SampleID, "instrumented.py"), []byte(res.Program)); err != nil {
+		return InstrumentResult{}, err
+	}
+	return InstrumentResult{Inserted: res.Inserted, Note: res.Note}, nil
+}
+
+// Heartbeat is what an execution reports while it runs.
+type Heartbeat struct {
+	ElapsedS    float64 `json:"elapsed_s"`
+	LastMarker  string  `json:"last_marker"`
+	OutputBytes int64   `json:"output_bytes"`
+}
+
+// maxSubmissionBytes bounds what we read back from an untrusted program.
+const maxSubmissionBytes = 64 << 20
+
+// ExecuteProgram runs a sample's instrumented program in the sandbox on a split, grades its
+// submission and computes the paper's reward. It heartbeats every second.
+func (a *Activities) ExecuteProgram(ctx context.Context, in ExecuteInput) (ExecuteResult, error) {
+	return a.execute(ctx, in.Task, in.SampleID, in.Split, "")
+}
+
+func (a *Activities) execute(ctx context.Context, taskID, id string, split tasks.SplitName, prefix string) (ExecuteResult, error) {
+	spec, err := a.spec(taskID)
+	if err != nil {
+		return ExecuteResult{}, err
+	}
+	prog, err := a.Store.Get(ctx, sampleKey(id, "instrumented.py"))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		prog, err = a.Store.Get(ctx, sampleKey(id, "program.py"))
+	}
+	if err != nil {
+		return ExecuteResult{}, err
+	}
+	if err := os.MkdirAll(a.ScratchDir, 0o755); err != nil {
+		return ExecuteResult{}, err
+	}
+	tmp, err := os.MkdirTemp(a.ScratchDir, id+"-")
+	if err != nil {
+		return ExecuteResult{}, err
+	}
+	defer os.RemoveAll(tmp)
+	progFile := filepath.Join(tmp, "solution.py")
+	if err := os.WriteFile(progFile, prog, 0o644); err != nil {
+		return ExecuteResult{}, err
+	}
+	work := filepath.Join(tmp, "work")
+	dirs := a.Layout.Dirs(spec.ID, split)
+	lim := sandbox.Limits{Wall: time.Duration(spec.Limits.WallSeconds) * time.Second,
+		MemoryBytes: int64(spec.Limits.MemoryMB) << 20, Processes: spec.Limits.Processes, OutputBytes: spec.Limits.OutputKB << 10}
+	run, err := a.Sandbox.Run(ctx, sandbox.Spec{Program: progFile, DataDir: dirs.Public, WorkDir: work, Limits: lim},
+		func(p sandbox.Progress) {
+			activity.RecordHeartbeat(ctx, Heartbeat{ElapsedS: p.Elapsed.Seconds(),
+				LastMarker: reward.LastMarker(reward.FoundMarkers(p.LastLine)), OutputBytes: p.OutputBytes})
+		})
+	if err != nil {
+		return ExecuteResult{}, err // the sandbox failed, not the program: retry
+	}
+	markers := reward.FoundMarkers(run.Output)
+	res := ExecuteResult{SampleID: id, Markers: len(markers), LastMarker: reward.LastMarker(markers),
+		DurationS: run.Duration.Seconds(), TimedOut: run.TimedOut, ExitCode: run.ExitCode}
+	ran := run.ExitCode == 0 && !run.TimedOut
+	subFile := filepath.Join(work, "submission.csv")
+	switch {
+	case run.TimedOut:
+		res.Reason = fmt.Sprintf("timed out after %ds", spec.Limits.WallSeconds)
+	case run.OutOfMemory:
+		res.Reason = fmt.Sprintf("ran out of memory (%d MiB)", spec.Limits.MemoryMB)
+	case !ran:
+		res.Reason = fmt.Sprintf("exited with code %d", run.ExitCode)
+	}
+	if st, err := os.Lstat(subFile); err == nil {
+		if !st.Mode().IsRegular() || st.Size() > maxSubmissionBytes {
+			res.Reason = "submission.csv is not a regular file under 64 MiB"
+		} else if ran {
+			g, err := grading.Grade(spec, subFile, filepath.Join(dirs.Private, spec.Files.Answers))
+			if err != nil {
+				return ExecuteResult{}, err
+			}
+			res.Score, res.Valid, res.Reason = g.Score, g.Valid, g.Reason
+		}
+		if b, err := os.ReadFile(subFile); err == nil && len(b) <= maxSubmissionBytes {
+			if err := a.Store.Put(ctx, sampleKey(id, prefix+"submission.csv"), b); err != nil {
+				return ExecuteResult{}, err
+			}
+		}
+	} else if ran {
+		res.Reason = "the program wrote no submission.csv"
+	}
+	res.Reward = reward.Paper(reward.Outcome{Ran: ran, Markers: markers, Score: res.Score, LowerIsBetter: spec.LowerIsBetter()})
+	if err := a.Store.Put(ctx, sampleKey(id, prefix+"output.txt"), []byte(run.Output)); err != nil {
+		return ExecuteResult{}, err
+	}
+	if err := a.putJSON(ctx, sampleKey(id, prefix+"result.json"), res); err != nil {
+		return ExecuteResult{}, err
+	}
+	return res, nil
+}
+
+// UpdatePolicy runs the duration-weighted PPO update on completed samples and stores the next
+// checkpoint and the iteration's metrics.
+func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateResult, error) {
+	data, err := a.Store.Get(ctx, in.Checkpoint)
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	p, _, err := model.LoadCheckpoint(data) // a private copy: cached policies stay unchanged
+	if err != nil {
+		return UpdateResult{}, badInput("checkpoint %s: %v", in.Checkpoint, err)
+	}
+	var batch []model.Experience
+	for _, id := range in.SampleIDs {
+		var rec sampleRecord
+		if err := a.getJSON(ctx, sampleKey(id, "sample.json"), &rec); err != nil {
+			return UpdateResult{}, err
+		}
+		var res ExecuteResult
+		if err := a.getJSON(ctx, sampleKey(id, "result.json"), &res); err != nil {
+			return UpdateResult{}, err
+		}
+		batch = append(batch, model.Experience{Task: rec.Task, Prompt: rec.Prompt, Tokens: rec.Sample.Tokens,
+			LogProbs: rec.Sample.LogProbs, Values: rec.Sample.Values, Reward: res.Reward, Duration: res.DurationS})
+	}
+	rng := rand.New(rand.NewPCG(in.Seed, uint64(in.Iteration)))
+	stats, err := p.Update(batch, in.PPO, rng)
+	if err != nil {
+		return UpdateResult{}, badInput("PPO update: %v", err)
+	}
+	out, err := p.Checkpoint(in.PPO, in.Iteration, in.Seed).Marshal()
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	key := CheckpointKey(in.Iteration)
+	if err := a.Store.Put(ctx, key, out); err != nil {
+		return UpdateResult{}, err
+	}
+	m := in.Metrics
+	m.PPO = stats
+	if err := a.writeMetrics(ctx, m); err != nil {
+		return UpdateResult{}, err
+	}
+	return UpdateResult{Checkpoint: key, Stats: stats}, nil
+}
+
+// writeMetrics stores the iteration's line and rebuilds metrics.jsonl from all lines, so a
+// retried update never writes a line twice.
+func (a *Activities) writeMetrics(ctx context.Context, m IterationMetrics) error {
+	line, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := a.Store.Put(ctx, fmt.Sprintf("metrics/iter-%04d.json", m.Iteration), line); err != nil {
+		return err
+	}
+	var all []byte
+	for it := 1; it <= m.Iteration; it++ {
+		b, err := a.Store.Get(ctx, fmt.Sprintf("metrics/iter-%04d.json", it))
+		if errors.Is(err, artifacts.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		all = append(append(all, b...), '\n')
+	}
+	return a.Store.Put(ctx, "metrics.jsonl", all)
+}
+
+// RefreshBuffer adds completed samples to the self-improve buffer, keeping the best half of the
+// capacity by reward and the most recent half (improve prompts draw uniformly from it).
+func (a *Activities) RefreshBuffer(ctx context.Context, in BufferInput) (BufferResult, error) {
+	var buffer []bufferEntry
+	if err := a.getJSON(ctx, in.Buffer, &buffer); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+		return BufferResult{}, err
+	}
+	seen := map[string]bool{}
+	for _, e := range buffer {
+		seen[e.SampleID] = true
+	}
+	for _, id := range in.SampleIDs {
+		if seen[id] {
+			continue // a retried refresh adds nothing twice
+		}
+		prev, err := a.previous(ctx, id)
+		if err != nil {
+			return BufferResult{}, err
+		}
+		buffer = append(buffer, bufferEntry{SampleID: id, Prev: prev})
+	}
+	buffer = trimBuffer(buffer, in.Capacity)
+	if err := a.putJSON(ctx, in.Buffer, buffer); err != nil {
+		return BufferResult{}, err
+	}
+	return BufferResult{Size: len(buffer)}, nil
+}
+
+func trimBuffer(b []bufferEntry, capacity int) []bufferEntry {
+	if capacity <= 0 || len(b) <= capacity {
+		return b
+	}
+	recent := b[len(b)-capacity/2:]
+	older := append([]bufferEntry(nil), b[:len(b)-capacity/2]...)
+	sort.SliceStable(older, func(i, j int) bool { return older[i].Prev.Reward > older[j].Prev.Reward })
+	best := older[:capacity-len(recent)]
+	return append(best, recent...)
+}
+
+// FinalGrade grades the chosen program on the private test answers. Leak-free: the program was
+// chosen on the validation split, so it is re-run on the full public train to predict the real
+// test. Paper protocol: it already ran on the test split; its submission is graded again.
+func (a *Activities) FinalGrade(ctx context.Context, in FinalGradeInput) (FinalGradeResult, error) {
+	spec, err := a.spec(in.Task)
+	if err != nil {
+		return FinalGradeResult{}, err
+	}
+	prefix := ""
+	var res ExecuteResult
+	if in.Protocol == "paper" {
+		if err := a.getJSON(ctx, sampleKey(in.SampleID, "result.json"), &res); err != nil {
+			return FinalGradeResult{}, err
+		}
+	} else {
+		prefix = "final/"
+		res, err = a.execute(ctx, in.Task, in.SampleID, tasks.SplitTest, prefix)
+		if err != nil {
+			return FinalGradeResult{}, err
+		}
+	}
+	g := grading.Result{Score: res.Score, Valid: res.Valid, Exists: res.Score != nil || res.Reason != "the program wrote no submission.csv", Reason: res.Reason}
+	rep := grading.NewReport(spec, g, a.Store.Location(sampleKey(in.SampleID, prefix+"submission.csv")), time.Now())
+	out := FinalGradeResult{SampleID: in.SampleID, Report: rep, Reason: res.Reason, DurationS: res.DurationS}
+	if err := a.putJSON(ctx, sampleKey(in.SampleID, prefix+"report.json"), rep); err != nil {
+		return FinalGradeResult{}, err
+	}
+	return out, nil
+}

@@ -1,0 +1,74 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"mlerl/report"
+)
+
+// Report writes report.md (the comparison with the paper, the chosen program and the training
+// curve) and returns the terminal table.
+func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, error) {
+	ours := report.Ours{Label: "mlerl policy (best of " + fmt.Sprint(in.EvalCount) + ")", Protocol: in.Protocol}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Run %s: %s\n\nProtocol: %s. Settings: %s.\n\n", in.RunID, in.Task, in.Protocol, in.Settings)
+	if in.Final != nil {
+		r := in.Final.Report
+		ours.Score, ours.Valid, ours.AboveMedian = r.Score, r.ValidSubmission, r.AboveMedian
+		switch {
+		case r.GoldMedal:
+			ours.Medal = "gold"
+		case r.SilverMedal:
+			ours.Medal = "silver"
+		case r.BronzeMedal:
+			ours.Medal = "bronze"
+		default:
+			ours.Medal = "none"
+		}
+		fmt.Fprintf(&b, "Chosen program: `samples/%s/program.py`", in.Final.SampleID)
+		if in.Selection != nil && in.Selection.Score != nil {
+			on := "validation split"
+			if in.Protocol == "paper" {
+				on = "test split"
+			}
+			fmt.Fprintf(&b, " (chosen by its %s score %.5f)", on, *in.Selection.Score)
+		}
+		b.WriteString(".\n\n")
+		if in.Final.Reason != "" && r.Score == nil {
+			fmt.Fprintf(&b, "Its test submission was not valid: %s.\n\n", in.Final.Reason)
+		}
+		fmt.Fprintf(&b, "MLE-bench thresholds: gold %.5g, silver %.5g, bronze %.5g, median %.5g (lower is better: %v).\n\n",
+			r.GoldThreshold, r.SilverThreshold, r.BronzeThreshold, r.MedianThreshold, r.IsLowerBetter)
+	} else {
+		b.WriteString("No evaluated program produced a valid submission, so nothing was graded on the test answers.\n\n")
+	}
+	rows, err := report.Rows(in.Task, ours)
+	if err != nil {
+		return ReportResult{}, err
+	}
+	md, err := report.Render(rows, true)
+	if err != nil {
+		return ReportResult{}, err
+	}
+	b.WriteString("## Test score beside the paper\n\n" + md + "\n## Training\n\n")
+	b.WriteString("| iteration | samples | valid rate | mean reward | best score | mean exec time (s) | pg_loss | v_loss | entropy | approx_kl |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, m := range in.Iterations {
+		best := "-"
+		if m.BestScore != nil {
+			best = fmt.Sprintf("%.5f", *m.BestScore)
+		}
+		fmt.Fprintf(&b, "| %d | %d | %.2f | %.3f | %s | %.1f | %.4f | %.4f | %.3f | %.4f |\n", m.Iteration, m.Samples, m.ValidRate,
+			m.MeanReward, best, m.MeanDuration, m.PPO.PGLoss, m.PPO.VLoss, m.PPO.Entropy, m.PPO.ApproxKL)
+	}
+	if err := a.Store.Put(ctx, "report.md", []byte(b.String())); err != nil {
+		return ReportResult{}, err
+	}
+	table, err := report.Render(rows, false)
+	if err != nil {
+		return ReportResult{}, err
+	}
+	return ReportResult{Table: table, Location: a.Store.Location("report.md")}, nil
+}

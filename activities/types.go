@@ -1,0 +1,171 @@
+// Package activities holds the side effects of a training run, as methods on a struct that
+// carries their dependencies (artifact store, sandbox, instrumenter, task data). Inputs and
+// results are small: samples travel as ids whose files live in the artifact store.
+package activities
+
+import (
+	"mlerl/grading"
+	"mlerl/model"
+	"mlerl/model/ppo"
+	"mlerl/tasks"
+)
+
+// Task queues: workflows, sandbox executions (worker concurrency = sandbox slots), and the
+// "gpu" queue for sampling and PPO updates.
+const (
+	WorkflowQueue = "mlerl-workflows"
+	ExecQueue     = "mlerl-exec"
+	GPUQueue      = "mlerl-gpu"
+)
+
+// ErrBadInput is the error type of non-retryable failures caused by bad input.
+const ErrBadInput = "BadInput"
+
+// InitPolicyInput asks for the run's initial policy.
+type InitPolicyInput struct {
+	Task   string       `json:"task"`
+	Seed   uint64       `json:"seed"`
+	Policy model.Config `json:"policy"`
+	PPO    ppo.Config   `json:"ppo"`
+}
+
+// InitPolicyResult is the initial checkpoint and the task as the network sees it.
+type InitPolicyResult struct {
+	Checkpoint string     `json:"checkpoint"`
+	Task       model.Task `json:"task"`
+}
+
+// Sample purposes.
+const (
+	PurposeTrain       = "train"
+	PurposeEvalScratch = "eval-scratch"
+	PurposeEvalImprove = "eval-improve"
+)
+
+// SampleInput asks the policy to write len(IDs) programs.
+type SampleInput struct {
+	Task            string     `json:"task"`
+	Descriptor      model.Task `json:"descriptor"`
+	Checkpoint      string     `json:"checkpoint"`
+	Iteration       int        `json:"iteration"`
+	IDs             []string   `json:"ids"`
+	Purpose         string     `json:"purpose"`
+	ImproveFraction float64    `json:"improve_fraction"` // train: share of improve prompts when the buffer has entries
+	Buffer          string     `json:"buffer,omitempty"`
+	ImproveOf       []string   `json:"improve_of,omitempty"` // eval-improve: the sample each new one improves
+	Seed            uint64     `json:"seed"`
+}
+
+// SampleRef is a written program, by id.
+type SampleRef struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Prev    string `json:"prev,omitempty"`
+	Actions string `json:"actions"`
+}
+
+// InstrumentInput names the sample whose program gets progress prints.
+type InstrumentInput struct {
+	SampleID string `json:"sample_id"`
+}
+
+// InstrumentResult says which markers were inserted.
+type InstrumentResult struct {
+	Inserted []string `json:"inserted"`
+	Note     string   `json:"note,omitempty"`
+}
+
+// ExecuteInput runs a sample's instrumented program on a split.
+type ExecuteInput struct {
+	Task     string          `json:"task"`
+	SampleID string          `json:"sample_id"`
+	Split    tasks.SplitName `json:"split"`
+}
+
+// ExecuteResult is a program's outcome. Crashes and timeouts are results, not errors.
+type ExecuteResult struct {
+	SampleID   string   `json:"sample_id"`
+	Reward     float64  `json:"reward"`
+	Score      *float64 `json:"score"`
+	Valid      bool     `json:"valid"`
+	Markers    int      `json:"markers"`
+	LastMarker string   `json:"last_marker"`
+	DurationS  float64  `json:"duration_s"`
+	TimedOut   bool     `json:"timed_out"`
+	ExitCode   int      `json:"exit_code"`
+	Reason     string   `json:"reason,omitempty"` // why the submission is invalid or missing
+	Stale      bool     `json:"stale,omitempty"`  // ended by the staleness cap
+}
+
+// IterationMetrics is one line of metrics.jsonl.
+type IterationMetrics struct {
+	Iteration    int         `json:"iteration"`
+	Samples      int         `json:"samples"`
+	ValidRate    float64     `json:"valid_rate"`
+	MeanReward   float64     `json:"mean_reward"`
+	BestScore    *float64    `json:"best_score"`
+	MeanDuration float64     `json:"mean_duration_s"`
+	InFlight     int         `json:"in_flight"`
+	PPO          model.Stats `json:"ppo"`
+}
+
+// UpdateInput asks for a PPO update on completed samples.
+type UpdateInput struct {
+	Checkpoint string           `json:"checkpoint"`
+	Iteration  int              `json:"iteration"`
+	SampleIDs  []string         `json:"sample_ids"`
+	PPO        ppo.Config       `json:"ppo"`
+	Seed       uint64           `json:"seed"`
+	Metrics    IterationMetrics `json:"metrics"`
+}
+
+// UpdateResult is the new checkpoint and PPO's diagnostics.
+type UpdateResult struct {
+	Checkpoint string      `json:"checkpoint"`
+	Stats      model.Stats `json:"stats"`
+}
+
+// BufferInput adds completed samples to the self-improve buffer.
+type BufferInput struct {
+	Buffer    string   `json:"buffer"`
+	SampleIDs []string `json:"sample_ids"`
+	Capacity  int      `json:"capacity"`
+}
+
+// BufferResult is the buffer's size after the refresh.
+type BufferResult struct {
+	Size int `json:"size"`
+}
+
+// FinalGradeInput grades the chosen program on the private test answers.
+type FinalGradeInput struct {
+	Task     string `json:"task"`
+	SampleID string `json:"sample_id"`
+	Protocol string `json:"protocol"`
+}
+
+// FinalGradeResult is MLE-bench's report for the chosen program.
+type FinalGradeResult struct {
+	SampleID  string         `json:"sample_id"`
+	Report    grading.Report `json:"report"`
+	Reason    string         `json:"reason,omitempty"`
+	DurationS float64        `json:"duration_s"`
+}
+
+// ReportInput is everything the final report shows.
+type ReportInput struct {
+	RunID      string             `json:"run_id"`
+	Task       string             `json:"task"`
+	Protocol   string             `json:"protocol"`
+	Settings   string             `json:"settings"`
+	Final      *FinalGradeResult  `json:"final"`
+	Selection  *ExecuteResult     `json:"selection"`
+	Iterations []IterationMetrics `json:"iterations"`
+	EvalCount  int                `json:"eval_count"`
+}
+
+// ReportResult is the rendered report.
+type ReportResult struct {
+	Table    string `json:"table"`
+	Location string `json:"location"`
+}

@@ -1,0 +1,164 @@
+// Package devserver runs the Temporal CLI's development server for the embedded stack: one
+// process, state in a SQLite file under the run directory (so a run survives a restart), and
+// the Web UI on its own port.
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+)
+
+// Server is a running dev server.
+type Server struct {
+	Address string // gRPC frontend, host:port
+	UIURL   string // Web UI base URL
+	cmd     *exec.Cmd
+	exited  chan error
+	logFile string
+}
+
+// Options configure the dev server.
+type Options struct {
+	CLI     string // path of the temporal binary
+	DBFile  string // SQLite state file
+	LogFile string // the server's output
+	Port    int    // 0 picks a free port
+	UIPort  int    // 0 picks a free port
+}
+
+// FindCLI locates the temporal binary: $MLERL_TEMPORAL_CLI, next to this executable, ./bin, PATH.
+func FindCLI() (string, error) {
+	if p := os.Getenv("MLERL_TEMPORAL_CLI"); p != "" {
+		return p, nil
+	}
+	var candidates []string
+	if exe, err := os.Executable(); err == nil {
+		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "temporal"))
+	}
+	candidates = append(candidates, filepath.Join("bin", "temporal"))
+	for _, c := range candidates {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return filepath.Abs(c)
+		}
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("the Temporal CLI is not installed: run `go tool task setup` (it runs `GOBIN=$PWD/bin go install github.com/temporalio/cli/cmd/temporal@v1.5.1`), or give --temporal-address of an existing cluster")
+}
+
+// FreePort asks the kernel for an unused loopback port.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Start launches the dev server and waits until it answers.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	var err error
+	if o.Port == 0 {
+		if o.Port, err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	if o.UIPort == 0 {
+		if o.UIPort, err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(o.DBFile), 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(o.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(o.CLI, "server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(o.Port),
+		"--ui-port", strconv.Itoa(o.UIPort), "--db-filename", o.DBFile, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("starting the Temporal dev server (%s): %w", o.CLI, err)
+	}
+	s := &Server{Address: fmt.Sprintf("127.0.0.1:%d", o.Port), UIURL: fmt.Sprintf("http://localhost:%d", o.UIPort),
+		cmd: cmd, exited: make(chan error, 1), logFile: o.LogFile}
+	go func() { s.exited <- cmd.Wait(); logf.Close() }()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		select {
+		case err := <-s.exited:
+			return nil, fmt.Errorf("the Temporal dev server exited during start-up (%v): %s", err, tail(o.LogFile))
+		case <-ctx.Done():
+			s.Stop()
+			return nil, ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+		c, err := client.Dial(client.Options{HostPort: s.Address, Logger: quietLogger{}})
+		if err == nil {
+			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+			c.Close()
+			if err == nil {
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			return nil, fmt.Errorf("the Temporal dev server did not answer within 90s: %s", tail(o.LogFile))
+		}
+	}
+}
+
+// Stop ends the server: SIGTERM, then SIGKILL after ten seconds.
+func (s *Server) Stop() {
+	if s == nil || s.cmd.Process == nil {
+		return
+	}
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.exited
+	}
+}
+
+// WorkflowURL is the Web UI page of a workflow in the default namespace.
+func (s *Server) WorkflowURL(workflowID string) string {
+	return s.UIURL + "/namespaces/default/workflows/" + workflowID
+}
+
+func tail(file string) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "(no server log)"
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 8 {
+		lines = lines[len(lines)-8:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// quietLogger drops the SDK's dial-retry noise while the server boots.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...interface{}) {}
+func (quietLogger) Info(string, ...interface{})  {}
+func (quietLogger) Warn(string, ...interface{})  {}
+func (quietLogger) Error(string, ...interface{}) {}

@@ -1,0 +1,77 @@
+// Package worker starts Temporal workers for the platform's task queues: workflows, sandbox
+// executions (concurrency = sandbox slots) and the "gpu" queue (sampling and PPO updates).
+package worker
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"mlerl/activities"
+	"mlerl/workflows"
+)
+
+// Queue roles a worker process can take.
+const (
+	RoleWorkflows = "workflows"
+	RoleExec      = "exec"
+	RoleGPU       = "gpu"
+)
+
+// Options say which queues this process serves and with how many sandbox slots.
+type Options struct {
+	Client     client.Client
+	Activities *activities.Activities
+	Roles      []string
+	Slots      int
+}
+
+// Workers are the started workers.
+type Workers struct{ started []sdkworker.Worker }
+
+// Start registers and starts one worker per role.
+func Start(o Options) (*Workers, error) {
+	if o.Slots < 1 {
+		return nil, fmt.Errorf("slots must be at least 1, got %d", o.Slots)
+	}
+	ws := &Workers{}
+	a := o.Activities
+	for _, role := range o.Roles {
+		var w sdkworker.Worker
+		switch role {
+		case RoleWorkflows:
+			w = sdkworker.New(o.Client, activities.WorkflowQueue, sdkworker.Options{})
+			w.RegisterWorkflow(workflows.Train)
+			w.RegisterActivity(a.Report)
+		case RoleExec:
+			w = sdkworker.New(o.Client, activities.ExecQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.Slots})
+			w.RegisterActivity(a.InstrumentProgram)
+			w.RegisterActivity(a.ExecuteProgram)
+			w.RegisterActivity(a.FinalGrade)
+		case RoleGPU:
+			// One update at a time: the policy is a single set of weights.
+			w = sdkworker.New(o.Client, activities.GPUQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: 1})
+			w.RegisterActivity(a.InitPolicy)
+			w.RegisterActivity(a.SamplePrograms)
+			w.RegisterActivity(a.UpdatePolicy)
+			w.RegisterActivity(a.RefreshBuffer)
+		default:
+			ws.Stop()
+			return nil, fmt.Errorf("unknown worker role %q: use %s, %s or %s", role, RoleWorkflows, RoleExec, RoleGPU)
+		}
+		if err := w.Start(); err != nil {
+			ws.Stop()
+			return nil, fmt.Errorf("starting the %s worker: %w", role, err)
+		}
+		ws.started = append(ws.started, w)
+	}
+	return ws, nil
+}
+
+// Stop stops every worker.
+func (ws *Workers) Stop() {
+	for _, w := range ws.started {
+		w.Stop()
+	}
+}
