@@ -41,7 +41,7 @@ func dispatch(ctx context.Context, args []string) error {
 	}
 	switch args[0] {
 	case "run":
-		return runCommand(ctx, args[1:])
+		return runCommand(ctx, args[1:], os.Stdout)
 	case "tasks":
 		if len(args) < 2 {
 			return errors.New("tasks needs a subcommand: list or prepare")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func (f *runFlags) validate() error {
 	return nil
 }
 
-func runCommand(ctx context.Context, args []string) error {
+func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	f.register(fs)
@@ -118,7 +119,7 @@ func runCommand(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("starting the Temporal dev server (state in %s)\n", filepath.Join(runDir, "temporal.db"))
+		fmt.Fprintf(out, "starting the Temporal dev server (state in %s)\n", filepath.Join(runDir, "temporal.db"))
 		srv, err := devserver.Start(ctx, devserver.Options{CLI: cli, DBFile: filepath.Join(runDir, "temporal.db"),
 			LogFile: filepath.Join(runDir, "temporal.log")})
 		if err != nil {
@@ -151,19 +152,19 @@ func runCommand(ctx context.Context, args []string) error {
 		Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 		BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction,
 		ExecTimeout: time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
-		Policy: model.DefaultConfig(), PPO: cfg}
+		Policy:      model.DefaultConfig(), PPO: cfg}
 	wfID := "train-" + spec.ID + "-" + runID
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: activities.WorkflowQueue}, workflows.Train, in)
 	if err != nil {
 		return fmt.Errorf("starting the training workflow: %w", err)
 	}
-	fmt.Printf("run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\n",
+	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\n",
 		runID, spec.ID, f.iterations, f.batch, f.oversample, f.slots, f.protocol, sb.Name())
-	fmt.Printf("run directory: %s\n", runDir)
+	fmt.Fprintf(out, "run directory: %s\n", runDir)
 	if uiBase != "" {
-		fmt.Printf("Web UI: %s/namespaces/%s/workflows/%s\n", uiBase, f.namespace, wfID)
+		fmt.Fprintf(out, "Web UI: %s/namespaces/%s/workflows/%s\n", uiBase, f.namespace, wfID)
 	} else {
-		fmt.Printf("workflow: %s in namespace %s at %s (open it in your cluster's Web UI)\n", wfID, f.namespace, address)
+		fmt.Fprintf(out, "workflow: %s in namespace %s at %s (open it in your cluster's Web UI)\n", wfID, f.namespace, address)
 	}
 
 	done := make(chan error, 1)
@@ -189,11 +190,11 @@ func runCommand(ctx context.Context, args []string) error {
 			if m.BestScore != nil {
 				best = fmt.Sprintf("%.5f", *m.BestScore)
 			}
-			fmt.Printf("iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, pg_loss %.3f, entropy %.3f)\n",
+			fmt.Fprintf(out, "iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, pg_loss %.3f, entropy %.3f)\n",
 				m.Iteration, p.Iterations, 100*m.ValidRate, m.MeanReward, best, m.MeanDuration, m.InFlight, m.PPO.PGLoss, m.PPO.Entropy)
 		}
 		if p.Phase != phase && (p.Phase == "evaluating" || p.Phase == "final grading") {
-			fmt.Printf("%s (best of %d: scratch, then improve)...\n", p.Phase, f.evalSamples)
+			fmt.Fprintf(out, "%s (best of %d: scratch, then improve)...\n", p.Phase, f.evalSamples)
 		}
 		phase = p.Phase
 	}
@@ -204,14 +205,14 @@ func runCommand(ctx context.Context, args []string) error {
 			if err != nil {
 				return fmt.Errorf("the training workflow failed: %w (details in the Web UI and %s)", err, logFile.Name())
 			}
-			fmt.Println()
-			fmt.Print(result.Report.Table)
+			fmt.Fprintln(out)
+			fmt.Fprint(out, result.Report.Table)
 			if result.Final != nil {
 				r := result.Final.Report
-				fmt.Printf("graded on the private test answers: valid %v, gold %v, silver %v, bronze %v, above median %v\n",
+				fmt.Fprintf(out, "graded on the private test answers: valid %v, gold %v, silver %v, bronze %v, above median %v\n",
 					r.ValidSubmission, r.GoldMedal, r.SilverMedal, r.BronzeMedal, r.AboveMedian)
 			}
-			fmt.Printf("report: %s\nmetrics: %s\n", result.Report.Location, filepath.Join(runDir, "metrics.jsonl"))
+			fmt.Fprintf(out, "report: %s\nmetrics: %s\n", result.Report.Location, filepath.Join(runDir, "metrics.jsonl"))
 			return nil
 		case <-tick.C:
 			show()

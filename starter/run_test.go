@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"mlerl/activities"
+	"mlerl/grading"
+	"mlerl/internal/testenv"
+	"mlerl/reward"
+	"mlerl/tasks"
+)
+
+// TestRunEndToEnd trains for 2 iterations with B=4 on the real leaf data, through a real
+// Temporal dev server, the real bubblewrap sandbox and the real grader, then checks the run's
+// artifacts and that every reward follows the paper's rule.
+func TestRunEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: end-to-end run (about a minute) in -short mode")
+	}
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	cli := testenv.TemporalCLI(t)
+	ctx := context.Background()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{ExistingPath: cli, LogLevel: "error"})
+	if err != nil {
+		t.Fatalf("starting the dev server: %v", err)
+	}
+	defer srv.Stop()
+
+	runDir := filepath.Join(t.TempDir(), "run")
+	var out bytes.Buffer
+	err = runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "2", "--batch", "4",
+		"--eval-samples", "2", "--data-dir", dataDir, "--out", runDir, "--temporal-address", srv.FrontendHostPort()}, &out)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatalf("run failed: %v", err)
+	}
+	for _, want := range []string{"iteration 1/2", "iteration 2/2", "Qwen2.5-3B RL", "graded on the private test answers"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the run's output lacks %q", want)
+		}
+	}
+	for _, f := range []string{"metrics.jsonl", "report.md", "buffer.json", "checkpoints/iter-0000.json",
+		"checkpoints/iter-0001.json", "checkpoints/iter-0002.json"} {
+		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
+			t.Errorf("missing artifact %s", f)
+		}
+	}
+	metrics, _ := os.ReadFile(filepath.Join(runDir, "metrics.jsonl"))
+	if n := strings.Count(string(metrics), "\n"); n != 2 {
+		t.Errorf("metrics.jsonl has %d lines, want 2", n)
+	}
+
+	spec, _ := tasks.Builtin().Get("leaf-classification")
+	answers := filepath.Join(tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitValidation).Private, spec.Files.Answers)
+	results, _ := filepath.Glob(filepath.Join(runDir, "samples", "it*", "result.json"))
+	if len(results) < 8 {
+		t.Fatalf("want at least 8 executed training samples (2 updates of B=4), found %d", len(results))
+	}
+	valid := 0
+	for _, rf := range results {
+		dir := filepath.Dir(rf)
+		for _, f := range []string{"plan.md", "program.py", "instrumented.py", "output.txt", "sample.json"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s: missing %s", dir, f)
+			}
+		}
+		var res activities.ExecuteResult
+		b, _ := os.ReadFile(rf)
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		output, _ := os.ReadFile(filepath.Join(dir, "output.txt"))
+		markers := reward.FoundMarkers(string(output))
+		want := -10 + 0.1*float64(len(markers))
+		if res.Valid {
+			valid++
+			g, err := grading.Grade(spec, filepath.Join(dir, "submission.csv"), answers)
+			if err != nil || !g.Valid || math.Abs(*g.Score-*res.Score) > 1e-12 {
+				t.Errorf("%s: stored score %v, regraded %+v %v", dir, *res.Score, g, err)
+			}
+			want = -*res.Score // log loss: lower is better, so the reward is its negation
+		}
+		if math.Abs(res.Reward-want) > 1e-9 || res.Markers != len(markers) {
+			t.Errorf("%s: reward %v with %d markers (valid %v); the rule gives %v with %d", dir, res.Reward, res.Markers, res.Valid, want, len(markers))
+		}
+	}
+	t.Logf("%d of %d training samples were valid", valid, len(results))
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	ctx := context.Background()
+	empty := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown task", []string{"--task", "leaf-classificaton"}, `unknown task "leaf-classificaton"`},
+		{"missing data", []string{"--task", "leaf-classification", "--data-dir", empty}, "starter tasks prepare --task leaf-classification"},
+		{"zero batch", []string{"--task", "leaf-classification", "--batch", "0"}, "--batch must be at least 1"},
+		{"bad protocol", []string{"--task", "leaf-classification", "--protocol", "test"}, "--protocol must be leak-free or paper"},
+		{"not a number", []string{"--task", "leaf-classification", "--iterations", "many"}, "invalid value"},
+		{"stray argument", []string{"--task", "leaf-classification", "now"}, `unexpected argument "now"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := runCommand(ctx, c.args, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestRunReportsUnreachableTemporal(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	err := runCommand(context.Background(), []string{"--task", "leaf-classification", "--data-dir", dataDir,
+		"--out", t.TempDir(), "--temporal-address", "127.0.0.1:1"}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "Temporal is unreachable at 127.0.0.1:1") {
+		t.Fatalf("got %v", err)
+	}
+}
