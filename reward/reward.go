@@ -13,12 +13,21 @@ var Markers = []string{
 	"trained model", "testing loss:", "predicted test labels",
 }
 
+// markerLines match a marker at the start of a line, as the instrumenter prints them.
+var markerLines = func() []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(Markers))
+	for i, m := range Markers {
+		out[i] = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(m))
+	}
+	return out
+}()
+
 // FoundMarkers lists the markers present in output, in Markers order.
 func FoundMarkers(output string) []string {
 	var found []string
-	for _, m := range Markers {
-		if regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(m)).MatchString(output) {
-			found = append(found, m)
+	for i, re := range markerLines {
+		if re.MatchString(output) {
+			found = append(found, Markers[i])
 		}
 	}
 	return found

@@ -1,0 +1,49 @@
+package reward
+
+import (
+	"math"
+	"testing"
+)
+
+func TestPaperReward(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	all := Markers
+	cases := []struct {
+		name string
+		o    Outcome
+		want float64
+	}{
+		{"crash before any marker", Outcome{}, -10},
+		{"crash after three markers", Outcome{Markers: all[:3]}, -9.7},
+		{"ran, all markers, invalid submission", Outcome{Ran: true, Markers: all}, -9.3},
+		{"valid, lower is better: sign flipped", Outcome{Ran: true, Markers: all, Score: f(0.25), LowerIsBetter: true}, -0.25},
+		{"valid, higher is better", Outcome{Ran: true, Markers: all, Score: f(0.8)}, 0.8},
+		{"a terrible valid log loss is worse than a crash", Outcome{Ran: true, Score: f(11.5), LowerIsBetter: true}, -11.5},
+		{"a score without a clean exit does not count", Outcome{Ran: false, Markers: all[:1], Score: f(0.1)}, -9.9},
+	}
+	for _, c := range cases {
+		if got := Paper(c.o); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestFoundMarkersNeedLineStarts(t *testing.T) {
+	out := "imported packages\nloaded data\nsaid defined model mid-line\ntraining loss: 0.5\ntesting loss: 0.25\ntesting loss: 0.125\n"
+	got := FoundMarkers(out)
+	want := []string{"imported packages", "loaded data", "training loss:", "testing loss:"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	if LastMarker(got) != "testing loss:" {
+		t.Fatal(LastMarker(got))
+	}
+	if l := Losses(out, "testing loss:"); len(l) != 2 || l[1] != 0.125 {
+		t.Fatalf("losses %v", l)
+	}
+}

@@ -1,0 +1,145 @@
+package tasks_test
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"mlerl/internal/testenv"
+	"mlerl/tasks"
+)
+
+func TestBuiltinSpecsLoad(t *testing.T) {
+	r := tasks.Builtin()
+	s, err := r.Get("leaf-classification")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.LowerIsBetter() || s.Metric != "multi-class-log-loss" || s.IDColumn != "id" {
+		t.Fatalf("leaf spec: %+v", s)
+	}
+	if _, err := r.Get("leaf"); err == nil || !strings.Contains(err.Error(), "known tasks are leaf-classification") {
+		t.Fatalf("unknown task error must list the known ones: %v", err)
+	}
+}
+
+func TestBadSpecsNameTheField(t *testing.T) {
+	good, _ := os.ReadFile("specs/leaf-classification.yaml")
+	cases := []struct{ name, from, to, want string }{
+		{"typo in a key", "direction: min", "directon: min", "field directon not found"},
+		{"bad direction", "direction: min", "direction: lower", "field direction"},
+		{"unknown metric", "metric: multi-class-log-loss", "metric: logloss", "field metric"},
+		{"bad fraction", "fraction: 0.1", "fraction: 1.5", "field validation.fraction"},
+		{"zero limit", "wall_seconds: 300", "wall_seconds: 0", "field limits"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bad := strings.Replace(string(good), c.from, c.to, 1)
+			if bad == string(good) {
+				t.Fatalf("the fixture no longer contains %q", c.from)
+			}
+			_, err := tasks.Parse([]byte(bad), "test.yaml")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error naming %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestUserSpecOverridesBuiltin(t *testing.T) {
+	good, _ := os.ReadFile("specs/leaf-classification.yaml")
+	f := filepath.Join(t.TempDir(), "leaf.yaml")
+	os.WriteFile(f, []byte(strings.Replace(string(good), "wall_seconds: 300", "wall_seconds: 42", 1)), 0o644)
+	r := tasks.Builtin()
+	if _, err := r.AddFile(f); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := r.Get("leaf-classification")
+	if s.Limits.WallSeconds != 42 {
+		t.Fatalf("the user's spec must override the built-in one")
+	}
+}
+
+// The prepared files must be byte-identical to MLE-bench's: their md5s are in shared/.
+func TestPrepareMatchesMLEBenchChecksums(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	var sums struct {
+		Public  map[string]string `yaml:"public"`
+		Private map[string]string `yaml:"private"`
+	}
+	b, err := os.ReadFile(filepath.Join(testenv.SharedDir(t, "mlebench"), "leaf-classification", "checksums.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &sums); err != nil {
+		t.Fatal(err)
+	}
+	d := tasks.Layout{DataDir: dataDir}.Dirs("leaf-classification", tasks.SplitTest)
+	check := func(dir string, want map[string]string) {
+		for name, sum := range want {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			got := md5.Sum(data)
+			if hex.EncodeToString(got[:]) != sum {
+				t.Errorf("%s/%s: md5 %x, MLE-bench has %s", filepath.Base(dir), name, got, sum)
+			}
+		}
+	}
+	check(d.Public, sums.Public)
+	check(d.Private, sums.Private)
+}
+
+func TestValidationSplitIsACarveOutOfTheTrain(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	l := tasks.Layout{DataDir: dataDir}
+	lines := func(f string) []string {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	full := l.Dirs("leaf-classification", tasks.SplitTest)
+	val := l.Dirs("leaf-classification", tasks.SplitValidation)
+	train, vtrain, vtest, vans := lines(full.Public+"/train.csv"), lines(val.Public+"/train.csv"), lines(val.Public+"/test.csv"), lines(val.Private+"/test.csv")
+	if len(vtrain)-1+len(vtest)-1 != len(train)-1 || len(vtest) != len(vans) {
+		t.Fatalf("rows: train %d = validation train %d + validation test %d? answers %d", len(train)-1, len(vtrain)-1, len(vtest)-1, len(vans)-1)
+	}
+	if lines(full.Public + "/test.csv")[0] != vtest[0] || lines(full.Private + "/test.csv")[0] != vans[0] {
+		t.Fatal("the validation test and answers must have the real test's schema")
+	}
+	// Deterministic: preparing again gives the same carve-out.
+	again := testenv.PreparedData(t, "leaf-classification")
+	if strings.Join(lines(tasks.Layout{DataDir: again}.Dirs("leaf-classification", tasks.SplitValidation).Private+"/test.csv"), "\n") != strings.Join(vans, "\n") {
+		t.Fatal("the validation split must be deterministic")
+	}
+}
+
+func TestPrepareRejectsBadRaw(t *testing.T) {
+	testenv.RequirePython(t)
+	spec, _ := tasks.Builtin().Get("leaf-classification")
+	p := tasks.Preparer{Layout: tasks.Layout{DataDir: t.TempDir()}, Python: testenv.Python}
+	empty := t.TempDir()
+	if err := p.Prepare(context.Background(), spec, empty); err == nil || !strings.Contains(err.Error(), "lacks train.csv") {
+		t.Fatalf("a folder without train.csv: %v", err)
+	}
+	wrong := t.TempDir()
+	os.WriteFile(filepath.Join(wrong, "train.csv"), []byte("a,b\n1,2\n"), 0o644)
+	if err := p.Prepare(context.Background(), spec, wrong); err == nil || !strings.Contains(err.Error(), "no 'id' column") {
+		t.Fatalf("a train.csv of another competition: %v", err)
+	}
+	notZip := filepath.Join(t.TempDir(), "raw.zip")
+	os.WriteFile(notZip, []byte("not a zip"), 0o644)
+	if err := p.Prepare(context.Background(), spec, notZip); err == nil || !strings.Contains(err.Error(), "neither a folder nor a readable zip") {
+		t.Fatalf("a broken zip: %v", err)
+	}
+}
