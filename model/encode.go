@@ -28,11 +28,11 @@ type Task struct {
 
 // Previous is an improve prompt's previous solution and what happened when it ran.
 type Previous struct {
-	Tokens      []int   `json:"tokens"`
-	Reward      float64 `json:"reward"`
-	LastMarker  int     `json:"last_marker"` // markers reached, 0..7
-	Valid       bool    `json:"valid"`
-	Duration    float64 `json:"duration_s"`
+	Tokens      []int    `json:"tokens"`
+	Reward      float64  `json:"reward"`
+	LastMarker  int      `json:"last_marker"` // markers reached, 0..7
+	Valid       bool     `json:"valid"`
+	Duration    float64  `json:"duration_s"`
 	TestingLoss *float64 `json:"testing_loss"` // last printed "testing loss:", nil when none
 }
 

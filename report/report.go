@@ -57,14 +57,14 @@ type Row struct {
 
 // Ours describes the run's graded result.
 type Ours struct {
-	Label        string
-	Score        *float64
-	Medal        string // "gold", "silver", "bronze", "none" or "" when not graded
-	AboveMedian  bool
-	Valid        bool
-	Protocol     string
-	Selection    *float64 // the score the program was chosen by (validation or test)
-	SelectionOn  string
+	Label       string
+	Score       *float64
+	Medal       string // "gold", "silver", "bronze", "none" or "" when not graded
+	AboveMedian bool
+	Valid       bool
+	Protocol    string
+	Selection   *float64 // the score the program was chosen by (validation or test)
+	SelectionOn string
 }
 
 // Rows builds the comparison: our run first, then the paper's systems for the task.

@@ -5,14 +5,12 @@ import (
 	"bytes"
 	"context"
 	"embed"
-	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -65,7 +63,7 @@ func (p Preparer) Prepare(ctx context.Context, s *Spec, raw string) error {
 		}
 		return fmt.Errorf("preparing %s from %s failed: %v: %s", s.ID, raw, err, lastLines(msg, 5))
 	}
-	if err := CarveValidation(s, stagedLayout); err != nil {
+	if err := CarveValidation(ctx, s, stagedLayout, p.Python); err != nil {
 		return err
 	}
 	final := filepath.Join(taskDir, "prepared")
@@ -141,123 +139,30 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// CarveValidation writes the validation split: a seeded fraction of the public train becomes a
-// test file with the real test's schema, answers in the real answers' schema, and a sample
-// submission; the rest is the validation train. Deterministic for a given spec.
-func CarveValidation(s *Spec, l Layout) error {
-	src := l.Dirs(s.ID, SplitTest)
-	header, rows, err := readCSV(filepath.Join(src.Public, s.Files.Train))
+// CarveValidation writes the validation split (carve.py): a seeded share of the public train
+// becomes a test file with the real test's columns, answers with the real answers' columns and
+// a sample submission like the real one; the rest is the validation train. Deterministic.
+func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) error {
+	src, dst := l.Dirs(s.ID, SplitTest), l.Dirs(s.ID, SplitValidation)
+	cfg, err := json.Marshal(map[string]any{
+		"public": src.Public, "private": src.Private, "out_public": dst.Public, "out_private": dst.Private,
+		"files": map[string]string{"train": s.Files.Train, "test": s.Files.Test,
+			"sample_submission": s.Files.SampleSubmission, "answers": s.Files.Answers},
+		"id_column": s.IDColumn, "target_columns": s.TargetColumns, "format": s.Answers.Format,
+		"fraction": s.Validation.Fraction, "seed": s.Validation.Seed,
+	})
 	if err != nil {
 		return err
 	}
-	testHeader, _, err := readCSV(filepath.Join(src.Public, s.Files.Test))
-	if err != nil {
-		return err
-	}
-	ansHeader, _, err := readCSV(filepath.Join(src.Private, s.Files.Answers))
-	if err != nil {
-		return err
-	}
-	idx := map[string]int{}
-	for i, h := range header {
-		idx[h] = i
-	}
-	for _, c := range append([]string{s.IDColumn}, s.TargetColumns...) {
-		if _, ok := idx[c]; !ok {
-			return fmt.Errorf("task %s: train file has no column %q named in the spec", s.ID, c)
-		}
-	}
-	if s.Modality != "tabular-classification" || len(s.TargetColumns) != 1 {
-		return fmt.Errorf("task %s: validation carving supports one-hot classification answers only so far", s.ID)
-	}
-	perm := rand.New(rand.NewPCG(s.Validation.Seed, 0x6d6c65726c)).Perm(len(rows))
-	nVal := int(float64(len(rows))*s.Validation.Fraction + 0.999999)
-	valSet := map[int]bool{}
-	for _, i := range perm[:nVal] {
-		valSet[i] = true
-	}
-	var train, test, answers, sample [][]string
-	classes := ansHeader[1:] // answers are id + one column per class
-	uniform := fmt.Sprint(1 / float64(len(classes)))
-	target := idx[s.TargetColumns[0]]
-	for i, row := range rows {
-		if !valSet[i] {
-			train = append(train, row)
-			continue
-		}
-		var t []string
-		for _, h := range testHeader {
-			t = append(t, row[idx[h]])
-		}
-		test = append(test, t)
-		a := []string{row[idx[s.IDColumn]]}
-		smp := []string{row[idx[s.IDColumn]]}
-		found := false
-		for _, c := range classes {
-			v := "0"
-			if c == row[target] {
-				v, found = "1", true
-			}
-			a = append(a, v)
-			smp = append(smp, uniform)
-		}
-		if !found {
-			return fmt.Errorf("task %s: label %q of row %d is not an answers column", s.ID, row[target], i+1)
-		}
-		answers = append(answers, a)
-		sample = append(sample, smp)
-	}
-	dst := l.Dirs(s.ID, SplitValidation)
-	for _, d := range []string{dst.Public, dst.Private} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	writes := []struct {
-		file   string
-		header []string
-		rows   [][]string
-	}{
-		{filepath.Join(dst.Public, s.Files.Train), header, train},
-		{filepath.Join(dst.Public, s.Files.Test), testHeader, test},
-		{filepath.Join(dst.Public, s.Files.SampleSubmission), ansHeader, sample},
-		{filepath.Join(dst.Private, s.Files.Answers), ansHeader, answers},
-	}
-	for _, w := range writes {
-		if err := writeCSV(w.file, w.header, w.rows); err != nil {
-			return err
-		}
+	cmd := exec.CommandContext(ctx, python, "-c", carveScript, string(cfg))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("carving the validation split of %s: %v: %s", s.ID, err, lastLines(strings.TrimSpace(stderr.String()), 5))
 	}
 	return nil
 }
 
-func readCSV(file string) ([]string, [][]string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	all, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", file, err)
-	}
-	if len(all) == 0 {
-		return nil, nil, fmt.Errorf("%s is empty", file)
-	}
-	return all[0], all[1:], nil
-}
+//go:embed carve.py
+var carveScript string
 
-func writeCSV(file string, header []string, rows [][]string) error {
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	w.Write(header)
-	w.WriteAll(slices.Clip(rows))
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}

@@ -28,6 +28,7 @@ type Spec struct {
 	IDColumn      string     `yaml:"id_column"`
 	TargetColumns []string   `yaml:"target_columns"`
 	Files         Files      `yaml:"files"`
+	Answers       Answers    `yaml:"answers"`
 	RawFiles      []string   `yaml:"raw_files"`
 	Split         Split      `yaml:"split"`
 	Validation    Validation `yaml:"validation"`
@@ -42,6 +43,20 @@ type Files struct {
 	Test             string `yaml:"test"`
 	SampleSubmission string `yaml:"sample_submission"`
 	Answers          string `yaml:"answers"`
+}
+
+// Answers describes the private answers and so what a submission must look like.
+type Answers struct {
+	// Format is "one-hot" (id + one 0/1 column per class; the classes are the answers file's
+	// other columns) or "columns" (id + Columns).
+	Format  string   `yaml:"format"`
+	Columns []string `yaml:"columns"`
+	// MatchBy is "id" (rows matched by the id column) or "position" (row i with row i).
+	MatchBy string `yaml:"match_by"`
+	// ExactColumns rejects submissions with columns beyond the id and the answer columns.
+	ExactColumns bool `yaml:"exact_columns"`
+	// Integer requires whole-number predictions (ordinal scores).
+	Integer bool `yaml:"integer"`
 }
 
 // Split is MLE-bench's train_test_split of the raw train file.
@@ -83,7 +98,8 @@ func (s *Spec) LowerIsBetter() bool { return s.Direction == "min" }
 
 // Metrics the grader implements; a spec naming another is rejected.
 var knownMetrics = map[string]bool{
-	"multi-class-log-loss": true,
+	"multi-class-log-loss": true, "roc-auc": true, "mean-column-roc-auc": true, "quadratic-weighted-kappa": true,
+	"mean-word-jaccard": true, "pearson": true, "mean-column-rmsle": true, "accuracy": true,
 }
 
 var knownModalities = map[string]bool{
@@ -113,8 +129,16 @@ func (s *Spec) Validate() error {
 		return bad("target_columns", "is empty: name the label column(s) of the train file")
 	case s.Files.Train == "" || s.Files.Test == "" || s.Files.SampleSubmission == "" || s.Files.Answers == "":
 		return bad("files", "train, test, sample_submission and answers must all be named")
-	case s.Split.TestSize <= 0 || s.Split.TestSize >= 1:
-		return bad("split.test_size", fmt.Sprintf("%v must be a fraction in (0, 1)", s.Split.TestSize))
+	case s.Answers.Format != "one-hot" && s.Answers.Format != "columns":
+		return bad("answers.format", fmt.Sprintf("%q must be one-hot or columns", s.Answers.Format))
+	case s.Answers.Format == "columns" && len(s.Answers.Columns) == 0:
+		return bad("answers.columns", "is empty: name the answer columns besides the id")
+	case s.Answers.MatchBy != "id" && s.Answers.MatchBy != "position":
+		return bad("answers.match_by", fmt.Sprintf("%q must be id or position", s.Answers.MatchBy))
+	case s.Split.TestSize < 0 || s.Split.TestSize >= 1:
+		return bad("split.test_size", fmt.Sprintf("%v must be a fraction in [0, 1) (0: Kaggle's own test is the private test)", s.Split.TestSize))
+	case s.Validation.Seed >= 1<<32:
+		return bad("validation.seed", "must be below 2^32 (numpy's RandomState)")
 	case s.Validation.Fraction <= 0 || s.Validation.Fraction >= 1:
 		return bad("validation.fraction", fmt.Sprintf("%v must be a fraction in (0, 1)", s.Validation.Fraction))
 	case s.Limits.WallSeconds <= 0 || s.Limits.MemoryMB <= 0 || s.Limits.Processes <= 0 || s.Limits.OutputKB <= 0:

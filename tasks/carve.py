@@ -1,0 +1,76 @@
+# Carves the leak-free validation split out of a prepared task's public train: a seeded share of
+# the train rows becomes a test file with the real test's columns, answers with the real answers'
+# columns, and a sample submission like the real one; the rest is the validation train.
+#   python3 carve.py CONFIG_JSON
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+cfg = json.loads(sys.argv[1])
+pub, priv = Path(cfg["public"]), Path(cfg["private"])
+out_pub, out_priv = Path(cfg["out_public"]), Path(cfg["out_private"])
+files = cfg["files"]
+
+
+def read(path):
+    if path.suffix == ".json":
+        return pd.read_json(path, orient="records", dtype=False)
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def write(df, path):
+    if path.suffix == ".json":
+        df.to_json(path, orient="records", indent=4)
+    else:
+        df.to_csv(path, index=False)
+
+
+train = read(pub / files["train"])
+test_cols = list(read(pub / files["test"]).columns)
+answers_cols = list(pd.read_csv(priv / files["answers"], nrows=0).columns)
+sample = pd.read_csv(pub / files["sample_submission"], dtype=str, keep_default_na=False)
+id_col = cfg["id_column"]
+
+missing = [c for c in test_cols if c not in train.columns]
+if missing:
+    sys.exit(f"the public test has columns the train lacks ({missing[:5]}): this task cannot be carved")
+n = len(train)
+k = math.ceil(cfg["fraction"] * n)
+order = np.random.RandomState(cfg["seed"]).permutation(n)
+val_idx, train_idx = np.sort(order[:k]), np.sort(order[k:])
+val = train.iloc[val_idx]
+
+if cfg["format"] == "one-hot":
+    target = cfg["target_columns"][0]
+    classes = [c for c in answers_cols if c != id_col]
+    labels = val[target].astype(str)
+    unknown = set(labels) - set(classes)
+    if unknown:
+        sys.exit(f"labels {sorted(unknown)[:5]} are not answer columns")
+    answers = pd.DataFrame({id_col: val[id_col].values})
+    for c in classes:
+        answers[c] = (labels.values == c).astype(int)
+else:
+    cols = [c for c in answers_cols if c != id_col]
+    lacking = [c for c in cols if c not in train.columns]
+    if lacking:
+        sys.exit(f"answer columns {lacking} are not in the train file")
+    answers = val[[id_col] + cols].copy()
+    for c in cols:
+        if answers[c].dtype == bool:
+            answers[c] = answers[c].astype(int)
+    answers = answers[answers_cols] if id_col in answers_cols else answers
+
+sub = pd.DataFrame({c: [sample[c].iloc[0]] * k for c in sample.columns if c != id_col})
+sub.insert(list(sample.columns).index(id_col) if id_col in sample.columns else 0, id_col, val[id_col].values)
+
+out_pub.mkdir(parents=True, exist_ok=True)
+out_priv.mkdir(parents=True, exist_ok=True)
+write(train.iloc[train_idx], out_pub / files["train"])
+write(val[test_cols], out_pub / files["test"])
+sub.to_csv(out_pub / files["sample_submission"], index=False)
+answers.to_csv(out_priv / files["answers"], index=False)
