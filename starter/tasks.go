@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -110,27 +113,42 @@ func gradeCommand(args []string) error {
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
 	tf.register(fs)
 	sub := fs.String("submission", "", "submission CSV to grade")
+	jsonl := fs.String("jsonl", "", "grade many: a JSONL file of {\"competition_id\", \"submission_path\"} lines")
+	outFile := fs.String("out", "", "with --jsonl: also write the aggregate report to this file")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	reg, err := tf.registry()
+	if err != nil {
+		return err
+	}
+	layout := tasks.Layout{DataDir: tf.dataDir}
+	if *jsonl != "" {
+		agg, err := gradeMany(reg, layout, *jsonl)
+		if err != nil {
+			return err
+		}
+		b, _ := json.MarshalIndent(agg, "", "  ")
+		if *outFile != "" {
+			if err := os.WriteFile(*outFile, b, 0o644); err != nil {
+				return err
+			}
+		}
+		fmt.Println(string(b))
+		return nil
 	}
 	s, err := tf.spec()
 	if err != nil {
 		return err
 	}
 	if *sub == "" {
-		return fmt.Errorf("--submission is required")
+		return fmt.Errorf("--submission FILE (or --jsonl FILE) is required")
 	}
-	layout := tasks.Layout{DataDir: tf.dataDir}
-	if err := layout.CheckPrepared(s); err != nil {
-		return err
-	}
-	ans := layout.Dirs(s.ID, tasks.SplitTest).Private + "/" + s.Files.Answers
-	res, err := grading.Grade(s, *sub, ans)
+	rep, reason, err := gradeOne(s, layout, *sub)
 	if err != nil {
 		return err
 	}
-	rep := grading.NewReport(s, res, *sub, time.Now())
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -142,8 +160,88 @@ func gradeCommand(args []string) error {
 	}
 	fmt.Printf("%s: score %s, valid %v, any medal %v (gold %v, silver %v, bronze %v), above median %v\n",
 		s.ID, score, rep.ValidSubmission, rep.AnyMedal, rep.GoldMedal, rep.SilverMedal, rep.BronzeMedal, rep.AboveMedian)
-	if res.Reason != "" {
-		fmt.Println("invalid submission:", res.Reason)
+	if reason != "" {
+		fmt.Println("invalid submission:", reason)
 	}
 	return nil
+}
+
+func gradeOne(s *tasks.Spec, layout tasks.Layout, sub string) (grading.Report, string, error) {
+	if err := layout.CheckPrepared(s); err != nil {
+		return grading.Report{}, "", err
+	}
+	ans := filepath.Join(layout.Dirs(s.ID, tasks.SplitTest).Private, s.Files.Answers)
+	res, err := grading.Grade(s, sub, ans)
+	if err != nil {
+		return grading.Report{}, "", err
+	}
+	return grading.NewReport(s, res, sub, time.Now()), res.Reason, nil
+}
+
+// aggregate has the fields of `mlebench grade`'s report.
+type aggregate struct {
+	TotalRuns                int              `json:"total_runs"`
+	TotalRunsWithSubmissions int              `json:"total_runs_with_submissions"`
+	TotalValidSubmissions    int              `json:"total_valid_submissions"`
+	TotalMedals              int              `json:"total_medals"`
+	TotalGoldMedals          int              `json:"total_gold_medals"`
+	TotalSilverMedals        int              `json:"total_silver_medals"`
+	TotalBronzeMedals        int              `json:"total_bronze_medals"`
+	TotalAboveMedian         int              `json:"total_above_median"`
+	CompetitionReports       []grading.Report `json:"competition_reports"`
+}
+
+func gradeMany(reg *tasks.Registry, layout tasks.Layout, file string) (aggregate, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return aggregate{}, err
+	}
+	defer f.Close()
+	var agg aggregate
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var entry struct {
+			CompetitionID  string `json:"competition_id"`
+			SubmissionPath string `json:"submission_path"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &entry); err != nil || entry.CompetitionID == "" {
+			return aggregate{}, fmt.Errorf("%s line %d: want {\"competition_id\": ..., \"submission_path\": ...}: %v", file, line, err)
+		}
+		s, err := reg.Get(entry.CompetitionID)
+		if err != nil {
+			return aggregate{}, fmt.Errorf("%s line %d: %w", file, line, err)
+		}
+		rep, _, err := gradeOne(s, layout, entry.SubmissionPath)
+		if err != nil {
+			return aggregate{}, fmt.Errorf("%s line %d: %w", file, line, err)
+		}
+		agg.TotalRuns++
+		if rep.SubmissionExist {
+			agg.TotalRunsWithSubmissions++
+		}
+		if rep.ValidSubmission {
+			agg.TotalValidSubmissions++
+		}
+		if rep.AnyMedal {
+			agg.TotalMedals++
+		}
+		if rep.GoldMedal {
+			agg.TotalGoldMedals++
+		}
+		if rep.SilverMedal {
+			agg.TotalSilverMedals++
+		}
+		if rep.BronzeMedal {
+			agg.TotalBronzeMedals++
+		}
+		if rep.AboveMedian {
+			agg.TotalAboveMedian++
+		}
+		agg.CompetitionReports = append(agg.CompetitionReports, rep)
+	}
+	return agg, sc.Err()
 }
