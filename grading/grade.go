@@ -9,9 +9,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"mlerl/tasks"
@@ -26,7 +26,10 @@ type Result struct {
 	Duration float64  `json:"-"`
 }
 
-// Grade scores the submission at subPath against the answers at ansPath.
+// Grade scores the submission at subPath against the answers at ansPath with the task's
+// metric, after MLE-bench's validity rules: the id column and every answer column present (and
+// nothing else where the task requires the exact set), one row per answer, ids matching (or
+// rows matched by position where the task's grader does so), values the metric can take.
 func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
 	f, err := os.Open(subPath)
 	if errors.Is(err, os.ErrNotExist) {
@@ -36,7 +39,7 @@ func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
 		return Result{}, err
 	}
 	defer f.Close()
-	ans, err := readTable(ansPath)
+	ans, err := answers(ansPath)
 	if err != nil {
 		// The answers are ours: a broken answers file is an infrastructure error.
 		return Result{}, fmt.Errorf("reading answers %s: %w", ansPath, err)
@@ -51,14 +54,16 @@ func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
 	if err != nil {
 		return invalid("submission is not a readable CSV: %v", err)
 	}
-	var score float64
-	switch spec.Metric {
-	case "multi-class-log-loss":
-		score, err = oneHotLogLoss(sub, ans, spec.IDColumn)
-	default:
-		return Result{}, fmt.Errorf("metric %q has no grader", spec.Metric)
-	}
+	cols := answerColumns(spec, ans)
+	aligned, err := align(spec, sub, ans, cols)
 	var inv invalidError
+	if errors.As(err, &inv) {
+		return invalid("%s", inv.msg)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	score, err := metric(spec, aligned, ans, cols)
 	if errors.As(err, &inv) {
 		return invalid("%s", inv.msg)
 	}
@@ -75,17 +80,16 @@ func (e invalidError) Error() string { return e.msg }
 
 func invalidf(format string, a ...any) error { return invalidError{fmt.Sprintf(format, a...)} }
 
-// table is a parsed CSV with its header.
+// table is a parsed CSV with its header and a column index.
 type table struct {
 	header []string
 	rows   [][]string
+	index  map[string]int
 }
 
 func (t table) col(name string) int {
-	for i, h := range t.header {
-		if h == name {
-			return i
-		}
+	if i, ok := t.index[name]; ok {
+		return i
 	}
 	return -1
 }
@@ -101,6 +105,7 @@ func readTable(file string) (table, error) {
 
 func parseTable(r io.Reader) (table, error) {
 	cr := csv.NewReader(r)
+	cr.ReuseRecord = false
 	all, err := cr.ReadAll()
 	if err != nil {
 		return table{}, err
@@ -108,93 +113,147 @@ func parseTable(r io.Reader) (table, error) {
 	if len(all) == 0 {
 		return table{}, errors.New("the file is empty (no header)")
 	}
-	return table{header: all[0], rows: all[1:]}, nil
+	t := table{header: all[0], rows: all[1:], index: map[string]int{}}
+	for i, h := range t.header {
+		if _, dup := t.index[h]; dup {
+			return table{}, fmt.Errorf("column %q appears twice", h)
+		}
+		t.index[h] = i
+	}
+	return t, nil
 }
 
-// oneHotLogLoss is sklearn's multi-class log loss between a probability submission and one-hot
-// answers, rows matched by id, probabilities clipped at machine epsilon and renormalised.
-func oneHotLogLoss(sub, ans table, idCol string) (float64, error) {
-	want := map[string]bool{}
+// answersCache keeps parsed answers files: a run grades many submissions against the same few
+// answers, and parsing them dominated grading. Entries are keyed by path, size and mtime.
+var answersCache = struct {
+	sync.Mutex
+	m map[string]cachedAnswers
+}{m: map[string]cachedAnswers{}}
+
+type cachedAnswers struct {
+	size  int64
+	mtime time.Time
+	t     table
+}
+
+func answers(file string) (table, error) {
+	st, err := os.Stat(file)
+	if err != nil {
+		return table{}, err
+	}
+	answersCache.Lock()
+	c, ok := answersCache.m[file]
+	answersCache.Unlock()
+	if ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) {
+		return c.t, nil
+	}
+	t, err := readTable(file)
+	if err != nil {
+		return table{}, err
+	}
+	answersCache.Lock()
+	if len(answersCache.m) > 64 {
+		answersCache.m = map[string]cachedAnswers{}
+	}
+	answersCache.m[file] = cachedAnswers{size: st.Size(), mtime: st.ModTime(), t: t}
+	answersCache.Unlock()
+	return t, nil
+}
+
+func isOne(s string) bool {
+	if s == "1" {
+		return true
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil && v == 1
+}
+
+// answerColumns are the columns a submission must hold besides the id.
+func answerColumns(spec *tasks.Spec, ans table) []string {
+	if spec.Answers.Format == "columns" {
+		return spec.Answers.Columns
+	}
+	var cols []string
 	for _, h := range ans.header {
-		want[h] = true
-	}
-	have := map[string]bool{}
-	for _, h := range sub.header {
-		if have[h] {
-			return 0, invalidf("column %q appears twice", h)
-		}
-		have[h] = true
-	}
-	var missing, extra []string
-	for h := range want {
-		if !have[h] {
-			missing = append(missing, h)
+		if h != spec.IDColumn {
+			cols = append(cols, h)
 		}
 	}
-	for h := range have {
-		if !want[h] {
-			extra = append(extra, h)
+	return cols
+}
+
+// align returns, for each answers row, the submission's values of cols, after the column,
+// row-count and id checks.
+func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) {
+	id := spec.IDColumn
+	var missing []string
+	if sub.col(id) < 0 {
+		missing = append(missing, id)
+	}
+	want := map[string]bool{id: true}
+	for _, c := range cols {
+		want[c] = true
+		if sub.col(c) < 0 {
+			missing = append(missing, c)
+		}
+	}
+	var extra []string
+	if spec.Answers.ExactColumns {
+		for _, h := range sub.header {
+			if !want[h] {
+				extra = append(extra, h)
+			}
 		}
 	}
 	if len(missing)+len(extra) > 0 {
-		sort.Strings(missing)
-		sort.Strings(extra)
-		return 0, invalidf("submission must have exactly the id column and one column per class: missing %s, unexpected %s",
-			short(missing), short(extra))
+		return nil, invalidf("submission must have the column %s and %s: missing %s, unexpected %s",
+			id, short(cols), short(missing), short(extra))
 	}
 	if len(sub.rows) != len(ans.rows) {
-		return 0, invalidf("submission has %d rows, the answers have %d", len(sub.rows), len(ans.rows))
+		return nil, invalidf("submission has %d rows, the answers have %d", len(sub.rows), len(ans.rows))
 	}
-	classes := make([]string, 0, len(ans.header)-1)
-	for _, h := range ans.header {
-		if h != idCol {
-			classes = append(classes, h)
+	subID, ansID := sub.col(id), ans.col(id)
+	if ansID < 0 {
+		return nil, fmt.Errorf("the answers have no id column %q", id)
+	}
+	idx := make([]int, len(cols))
+	for k, c := range cols {
+		idx[k] = sub.col(c)
+	}
+	pick := func(r []string) []string {
+		out := make([]string, len(idx))
+		for k, i := range idx {
+			out[k] = r[i]
 		}
+		return out
 	}
-	subIdx, ansIdx := sub.col(idCol), ans.col(idCol)
-	byID := map[string][]string{}
+	out := make([][]string, len(ans.rows))
 	for _, r := range sub.rows {
 		if len(r) != len(sub.header) {
-			return 0, invalidf("a row has %d fields, the header has %d", len(r), len(sub.header))
+			return nil, invalidf("a row has %d fields, the header has %d", len(r), len(sub.header))
 		}
-		if _, dup := byID[r[subIdx]]; dup {
-			return 0, invalidf("id %q appears twice", r[subIdx])
-		}
-		byID[r[subIdx]] = r
 	}
-	probs := make([][]float64, len(ans.rows))
-	truth := make([]int, len(ans.rows))
+	if spec.Answers.MatchBy == "position" {
+		for i, r := range sub.rows {
+			out[i] = pick(r)
+		}
+		return out, nil
+	}
+	byID := make(map[string][]string, len(sub.rows))
+	for _, r := range sub.rows {
+		if _, dup := byID[r[subID]]; dup {
+			return nil, invalidf("id %q appears twice", r[subID])
+		}
+		byID[r[subID]] = r
+	}
 	for i, a := range ans.rows {
-		r, ok := byID[a[ansIdx]]
+		r, ok := byID[a[ansID]]
 		if !ok {
-			return 0, invalidf("submission ids do not match the test ids (id %q is missing)", a[ansIdx])
+			return nil, invalidf("submission ids do not match the test ids (id %q is missing)", a[ansID])
 		}
-		p := make([]float64, len(classes))
-		sum := 0.0
-		truth[i] = -1
-		for k, c := range classes {
-			v, err := strconv.ParseFloat(strings.TrimSpace(r[sub.col(c)]), 64)
-			if err != nil || math.IsNaN(v) {
-				return 0, invalidf("id %q, column %q: %q is not a probability", a[ansIdx], c, r[sub.col(c)])
-			}
-			if v < 0 || v > 1 {
-				return 0, invalidf("id %q, column %q: probability %v is outside [0, 1]", a[ansIdx], c, v)
-			}
-			p[k] = v
-			sum += v
-			if a[ans.col(c)] == "1" {
-				truth[i] = k
-			}
-		}
-		if math.Abs(sum-1) > 1e-6 {
-			return 0, invalidf("id %q: probabilities sum to %v, not 1 (tolerance 1e-6)", a[ansIdx], sum)
-		}
-		if truth[i] < 0 {
-			return 0, fmt.Errorf("answers row %q has no class set", a[ansIdx])
-		}
-		probs[i] = p
+		out[i] = pick(r)
 	}
-	return LogLoss(truth, probs), nil
+	return out, nil
 }
 
 func short(s []string) string {
@@ -205,6 +264,191 @@ func short(s []string) string {
 		return strings.Join(s[:5], ", ") + fmt.Sprintf(" and %d more", len(s)-5)
 	}
 	return strings.Join(s, ", ")
+}
+
+// parseColumn parses column k of the aligned rows; NaN and text are invalid.
+func parseColumn(rows [][]string, k int, col string) ([]float64, error) {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		v, err := strconv.ParseFloat(strings.TrimSpace(r[k]), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, invalidf("row %d, column %q: %q is not a number", i+1, col, r[k])
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// truthFloats parses an answers column (0/1 may be written True/False).
+func truthFloats(ans table, col string) ([]float64, error) {
+	c := ans.col(col)
+	if c < 0 {
+		return nil, fmt.Errorf("the answers have no column %q", col)
+	}
+	out := make([]float64, len(ans.rows))
+	for i, r := range ans.rows {
+		switch strings.ToLower(strings.TrimSpace(r[c])) {
+		case "true":
+			out[i] = 1
+		case "false":
+			out[i] = 0
+		default:
+			v, err := strconv.ParseFloat(strings.TrimSpace(r[c]), 64)
+			if err != nil {
+				return nil, fmt.Errorf("answers row %d, column %q: %q is not a number", i+1, col, r[c])
+			}
+			out[i] = v
+		}
+	}
+	return out, nil
+}
+
+// metric computes the task's metric on aligned submission values.
+func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64, error) {
+	switch spec.Metric {
+	case "multi-class-log-loss":
+		probs := make([][]float64, len(sub))
+		truth := make([]int, len(sub))
+		ansCols := make([]int, len(cols))
+		for k, c := range cols {
+			if ansCols[k] = ans.col(c); ansCols[k] < 0 {
+				return 0, fmt.Errorf("the answers have no column %q", c)
+			}
+		}
+		for i, r := range sub {
+			p := make([]float64, len(cols))
+			sum := 0.0
+			truth[i] = -1
+			for k, c := range cols {
+				v, err := strconv.ParseFloat(strings.TrimSpace(r[k]), 64)
+				if err != nil || math.IsNaN(v) {
+					return 0, invalidf("row %d, column %q: %q is not a probability", i+1, c, r[k])
+				}
+				if v < 0 || v > 1 {
+					return 0, invalidf("row %d, column %q: probability %v is outside [0, 1]", i+1, c, v)
+				}
+				p[k] = v
+				sum += v
+				if isOne(ans.rows[i][ansCols[k]]) {
+					truth[i] = k
+				}
+			}
+			if math.Abs(sum-1) > 1e-6 {
+				return 0, invalidf("row %d: probabilities sum to %v, not 1 (tolerance 1e-6)", i+1, sum)
+			}
+			if truth[i] < 0 {
+				return 0, fmt.Errorf("answers row %d has no class set", i+1)
+			}
+			probs[i] = p
+		}
+		return LogLoss(truth, probs), nil
+	case "roc-auc", "mean-column-roc-auc":
+		total := 0.0
+		for k, c := range cols {
+			score, err := parseColumn(sub, k, c)
+			if err != nil {
+				return 0, err
+			}
+			truth, err := truthFloats(ans, c)
+			if err != nil {
+				return 0, err
+			}
+			auc, err := ROCAUC(truth, score)
+			if err != nil {
+				return 0, fmt.Errorf("column %q: %w", c, err)
+			}
+			total += auc
+		}
+		return total / float64(len(cols)), nil
+	case "quadratic-weighted-kappa":
+		pred, err := parseColumn(sub, 0, cols[0])
+		if err != nil {
+			return 0, err
+		}
+		truth, err := truthFloats(ans, cols[0])
+		if err != nil {
+			return 0, err
+		}
+		p, t := make([]int, len(pred)), make([]int, len(truth))
+		for i := range pred {
+			if pred[i] != math.Trunc(pred[i]) {
+				return 0, invalidf("row %d: score %v is not an integer", i+1, pred[i])
+			}
+			p[i], t[i] = int(pred[i]), int(truth[i])
+		}
+		k, err := QuadraticWeightedKappa(t, p)
+		if err != nil {
+			return 0, invalidf("%v", err)
+		}
+		return k, nil
+	case "mean-word-jaccard":
+		c := ans.col(cols[0])
+		if c < 0 {
+			return 0, fmt.Errorf("the answers have no column %q", cols[0])
+		}
+		pred, truth := make([]string, len(sub)), make([]string, len(sub))
+		for i, r := range sub {
+			pred[i], truth[i] = r[0], ans.rows[i][c]
+		}
+		j := MeanWordJaccard(truth, pred)
+		if math.IsNaN(j) {
+			// MLE-bench's jaccard divides by zero when both sides of a row have no words.
+			return 0, invalidf("a row's prediction and answer both have no words: the Jaccard score is undefined")
+		}
+		return j, nil
+	case "pearson":
+		pred, err := parseColumn(sub, 0, cols[0])
+		if err != nil {
+			return 0, err
+		}
+		truth, err := truthFloats(ans, cols[0])
+		if err != nil {
+			return 0, err
+		}
+		r, err := Pearson(truth, pred)
+		if err != nil {
+			return 0, invalidf("%v", err)
+		}
+		return r, nil
+	case "mean-column-rmsle":
+		total := 0.0
+		for k, c := range cols {
+			pred, err := parseColumn(sub, k, c)
+			if err != nil {
+				return 0, err
+			}
+			truth, err := truthFloats(ans, c)
+			if err != nil {
+				return 0, err
+			}
+			e, err := RMSLE(truth, pred)
+			if err != nil {
+				return 0, invalidf("column %q: %v", c, err)
+			}
+			total += e
+		}
+		return total / float64(len(cols)), nil
+	case "accuracy":
+		c := ans.col(cols[0])
+		if c < 0 {
+			return 0, fmt.Errorf("the answers have no column %q", cols[0])
+		}
+		pred, truth := make([]string, len(sub)), make([]string, len(sub))
+		for i, r := range sub {
+			pred[i], truth[i] = canonicalLabel(r[0]), canonicalLabel(ans.rows[i][c])
+		}
+		return Accuracy(truth, pred), nil
+	}
+	return 0, fmt.Errorf("metric %q has no grader", spec.Metric)
+}
+
+// canonicalLabel lets "2" and "2.0" name the same class, as pandas' numeric columns would.
+func canonicalLabel(s string) string {
+	s = strings.TrimSpace(s)
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return s
 }
 
 // LogLoss is the mean negative log-probability of the true class, after clipping each

@@ -87,7 +87,8 @@ func gradeCSV(t *testing.T, name, submission string) Result {
 	if submission != "" {
 		os.WriteFile(sub, []byte(submission), 0o644)
 	}
-	spec := &tasks.Spec{ID: "toy", Metric: "multi-class-log-loss", Direction: "min", IDColumn: "id"}
+	spec := &tasks.Spec{ID: "toy", Metric: "multi-class-log-loss", Direction: "min", IDColumn: "id",
+		Answers: tasks.Answers{Format: "one-hot", MatchBy: "id", ExactColumns: true}}
 	r, err := Grade(spec, sub, ans)
 	if err != nil {
 		t.Fatalf("an invalid submission must be a result, not an error: %v", err)
