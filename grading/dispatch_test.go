@@ -1,0 +1,63 @@
+package grading
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"mlerl/tasks"
+)
+
+// Each metric through Grade: the spec's columns and matching rules reach the right function.
+func TestGradeDispatchesEveryMetric(t *testing.T) {
+	type tc struct {
+		name, metric, id string
+		answers          tasks.Answers
+		ans, sub         string
+		want             float64 // NaN: invalid
+		reason           string
+	}
+	cols := func(c ...string) tasks.Answers { return tasks.Answers{Format: "columns", Columns: c, MatchBy: "id"} }
+	nan := math.NaN()
+	cases := []tc{
+		{"roc auc, rows matched by id", "roc-auc", "id", cols("y"), "id,y\n1,1\n2,0\n3,1\n", "id,y\n3,0.9\n1,0.8\n2,0.1\n", 1, ""},
+		{"roc auc reads True/False answers", "roc-auc", "id", cols("y"), "id,y\n1,True\n2,False\n", "id,y\n1,0.2\n2,0.6\n", 0, ""},
+		{"column-mean auc", "mean-column-roc-auc", "id", cols("a", "b"), "id,a,b\n1,1,0\n2,0,1\n", "id,a,b\n1,0.9,0.9\n2,0.1,0.1\n", 0.5, ""},
+		{"kappa, whole floats accepted", "quadratic-weighted-kappa", "id", tasks.Answers{Format: "columns", Columns: []string{"score"}, MatchBy: "id", Integer: true}, "id,score\n1,1\n2,2\n3,3\n", "id,score\n1,1.0\n2,2\n3,3\n", 1, ""},
+		{"kappa rejects non-integers", "quadratic-weighted-kappa", "id", tasks.Answers{Format: "columns", Columns: []string{"score"}, MatchBy: "id", Integer: true}, "id,score\n1,1\n2,2\n", "id,score\n1,1.5\n2,2\n", nan, "not an integer"},
+		{"word jaccard", "mean-word-jaccard", "id", cols("t"), "id,t\n1,good day\n2,bad\n", "id,t\nx1,\n", nan, "1 rows, the answers have 2"},
+		{"word jaccard value", "mean-word-jaccard", "id", cols("t"), "id,t\n1,good day\n2,bad\n", "id,t\n1,Good\n2,bad\n", 0.75, ""},
+		{"word jaccard undefined on empty rows", "mean-word-jaccard", "id", cols("t"), "id,t\n1,\n", "id,t\n1,\n", nan, "Jaccard score is undefined"},
+		{"pearson", "pearson", "id", cols("s"), "id,s\n1,0\n2,0.5\n3,1\n", "id,s\n1,0\n2,0.5\n3,1\n", 1, ""},
+		{"pearson of a constant submission is invalid", "pearson", "id", cols("s"), "id,s\n1,0\n2,0.5\n", "id,s\n1,0.3\n2,0.3\n", nan, "every value on one side is the same"},
+		{"rmsle by position ignores ids", "mean-column-rmsle", "id", tasks.Answers{Format: "columns", Columns: []string{"a", "b"}, MatchBy: "position"}, "id,a,b\n1,0,0\n2,0,0\n", "id,a,b\n7,0,0\n8,0,0\n", 0, ""},
+		{"rmsle rejects negatives", "mean-column-rmsle", "id", tasks.Answers{Format: "columns", Columns: []string{"a"}, MatchBy: "position"}, "id,a\n1,0\n", "id,a\n1,-1\n", nan, "negative"},
+		{"accuracy: 2 and 2.0 are one class", "accuracy", "Id", cols("C"), "Id,C\n1,2\n2,3\n", "Id,C\n1,2.0\n2,1\n", 0.5, ""},
+		{"missing id column", "accuracy", "Id", cols("C"), "Id,C\n1,2\n", "id,C\n1,2\n", nan, "missing Id"},
+		{"text where a number belongs", "roc-auc", "id", cols("y"), "id,y\n1,1\n2,0\n", "id,y\n1,high\n2,0\n", nan, "not a number"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ans, sub := filepath.Join(dir, "answers.csv"), filepath.Join(dir, "submission.csv")
+			os.WriteFile(ans, []byte(c.ans), 0o644)
+			os.WriteFile(sub, []byte(c.sub), 0o644)
+			spec := &tasks.Spec{ID: "t", Metric: c.metric, Direction: "max", IDColumn: c.id, Answers: c.answers}
+			r, err := Grade(spec, sub, ans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.IsNaN(c.want) {
+				if r.Valid || !strings.Contains(r.Reason, c.reason) {
+					t.Fatalf("got %+v, want invalid with a reason containing %q", r, c.reason)
+				}
+				return
+			}
+			if !r.Valid || math.Abs(*r.Score-c.want) > 1e-9 {
+				t.Fatalf("got %+v (reason %q), want score %v", r, r.Reason, c.want)
+			}
+		})
+	}
+}
