@@ -115,20 +115,20 @@ func (a *Activities) InitPolicy(ctx context.Context, in InitPolicyInput) (InitPo
 // describeTask reads the sizes the network conditions on from the prepared public files.
 func describeTask(spec *tasks.Spec, layout tasks.Layout) (model.Task, error) {
 	d := layout.Dirs(spec.ID, tasks.SplitTest)
-	rows, err := countLines(filepath.Join(d.Public, spec.Files.Train))
+	rows, _, err := tableShape(filepath.Join(d.Public, spec.Files.Train))
 	if err != nil {
 		return model.Task{}, err
 	}
-	testHeader, err := readHeader(filepath.Join(d.Public, spec.Files.Test))
+	_, features, err := tableShape(filepath.Join(d.Public, spec.Files.Test))
 	if err != nil {
 		return model.Task{}, err
 	}
-	subHeader, err := readHeader(filepath.Join(d.Public, spec.Files.SampleSubmission))
+	_, subCols, err := tableShape(filepath.Join(d.Public, spec.Files.SampleSubmission))
 	if err != nil {
 		return model.Task{}, err
 	}
 	return model.Task{Modality: spec.Modality, LowerIsBetter: spec.LowerIsBetter(),
-		Classes: len(subHeader) - 1, Features: len(testHeader) - 1, Rows: rows - 1}, nil
+		Classes: subCols - 1, Features: features - 1, Rows: rows}, nil
 }
 
 func (a *Activities) policy(ctx context.Context, key string) (*model.Policy, error) {

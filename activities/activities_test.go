@@ -90,3 +90,19 @@ func TestBufferKeepsBestAndRecent(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestDescribeTaskReadsCSVAndJSON(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		want model.Task
+	}{
+		{"leaf-classification", model.Task{Modality: "tabular-classification", LowerIsBetter: true, Classes: 99, Features: 192, Rows: 891}},
+		{"random-acts-of-pizza", model.Task{Modality: "text-classification", Classes: 1, Features: 16, Rows: 2878}},
+	} {
+		spec, _ := tasks.Builtin().Get(c.id)
+		got, err := describeTask(spec, tasks.Layout{DataDir: testenv.PreparedData(t, c.id)})
+		if err != nil || got != c.want {
+			t.Errorf("%s: %+v %v, want %+v", c.id, got, err, c.want)
+		}
+	}
+}

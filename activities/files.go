@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 func countLines(file string) (int, error) {
@@ -26,6 +29,33 @@ func countLines(file string) (int, error) {
 			return n, err
 		}
 	}
+}
+
+// tableShape returns the rows and columns of a CSV (header excluded) or a JSON list of records.
+func tableShape(file string) (rows, cols int, err error) {
+	if strings.HasSuffix(file, ".json") {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return 0, 0, err
+		}
+		var recs []map[string]json.RawMessage
+		if err := json.Unmarshal(b, &recs); err != nil {
+			return 0, 0, fmt.Errorf("%s is not a JSON list of records: %w", file, err)
+		}
+		if len(recs) > 0 {
+			cols = len(recs[0])
+		}
+		return len(recs), cols, nil
+	}
+	n, err := countLines(file)
+	if err != nil {
+		return 0, 0, err
+	}
+	h, err := readHeader(file)
+	if err != nil {
+		return 0, 0, err
+	}
+	return n - 1, len(h), nil
 }
 
 func readHeader(file string) ([]string, error) {

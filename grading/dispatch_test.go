@@ -35,6 +35,8 @@ func TestGradeDispatchesEveryMetric(t *testing.T) {
 		{"rmsle by position ignores ids", "mean-column-rmsle", "id", tasks.Answers{Format: "columns", Columns: []string{"a", "b"}, MatchBy: "position"}, "id,a,b\n1,0,0\n2,0,0\n", "id,a,b\n7,0,0\n8,0,0\n", 0, ""},
 		{"rmsle rejects negatives", "mean-column-rmsle", "id", tasks.Answers{Format: "columns", Columns: []string{"a"}, MatchBy: "position"}, "id,a\n1,0\n", "id,a\n1,-1\n", nan, "negative"},
 		{"accuracy: 2 and 2.0 are one class", "accuracy", "Id", cols("C"), "Id,C\n1,2\n2,3\n", "Id,C\n1,2.0\n2,1\n", 0.5, ""},
+		{"an id repeated as often as in the answers", "roc-auc", "c", cols("y"), "c,y\nhi,1\nhi,1\nyo,0\n", "c,y\nyo,0.1\nhi,0.8\nhi,0.7\n", 1, ""},
+		{"by position the id column is not needed", "mean-column-rmsle", "id", tasks.Answers{Format: "columns", Columns: []string{"a"}, MatchBy: "position"}, "id,a\n1,0\n", "a\n0\n", 0, ""},
 		{"missing id column", "accuracy", "Id", cols("C"), "Id,C\n1,2\n", "id,C\n1,2\n", nan, "missing Id"},
 		{"text where a number belongs", "roc-auc", "id", cols("y"), "id,y\n1,1\n2,0\n", "id,y\n1,high\n2,0\n", nan, "not a number"},
 	}

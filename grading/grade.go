@@ -183,11 +183,14 @@ func answerColumns(spec *tasks.Spec, ans table) []string {
 }
 
 // align returns, for each answers row, the submission's values of cols, after the column,
-// row-count and id checks.
+// row-count and id checks. Rows match by id as MLE-bench's graders do (both sides sorted by id
+// and compared), so an id may repeat as often as it repeats in the answers (insults' comments
+// do); or by position, where the id column is not needed at all.
 func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) {
 	id := spec.IDColumn
+	byPosition := spec.Answers.MatchBy == "position"
 	var missing []string
-	if sub.col(id) < 0 {
+	if !byPosition && sub.col(id) < 0 {
 		missing = append(missing, id)
 	}
 	want := map[string]bool{id: true}
@@ -212,9 +215,10 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 	if len(sub.rows) != len(ans.rows) {
 		return nil, invalidf("submission has %d rows, the answers have %d", len(sub.rows), len(ans.rows))
 	}
-	subID, ansID := sub.col(id), ans.col(id)
-	if ansID < 0 {
-		return nil, fmt.Errorf("the answers have no id column %q", id)
+	for _, r := range sub.rows {
+		if len(r) != len(sub.header) {
+			return nil, invalidf("a row has %d fields, the header has %d", len(r), len(sub.header))
+		}
 	}
 	idx := make([]int, len(cols))
 	for k, c := range cols {
@@ -228,30 +232,26 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 		return out
 	}
 	out := make([][]string, len(ans.rows))
-	for _, r := range sub.rows {
-		if len(r) != len(sub.header) {
-			return nil, invalidf("a row has %d fields, the header has %d", len(r), len(sub.header))
-		}
-	}
-	if spec.Answers.MatchBy == "position" {
+	if byPosition {
 		for i, r := range sub.rows {
 			out[i] = pick(r)
 		}
 		return out, nil
 	}
-	byID := make(map[string][]string, len(sub.rows))
+	subID, ansID := sub.col(id), ans.col(id)
+	if ansID < 0 {
+		return nil, fmt.Errorf("the answers have no id column %q", id)
+	}
+	byID := make(map[string][][]string, len(sub.rows))
 	for _, r := range sub.rows {
-		if _, dup := byID[r[subID]]; dup {
-			return nil, invalidf("id %q appears twice", r[subID])
-		}
-		byID[r[subID]] = r
+		byID[r[subID]] = append(byID[r[subID]], r)
 	}
 	for i, a := range ans.rows {
-		r, ok := byID[a[ansID]]
-		if !ok {
-			return nil, invalidf("submission ids do not match the test ids (id %q is missing)", a[ansID])
+		rows := byID[a[ansID]]
+		if len(rows) == 0 {
+			return nil, invalidf("submission ids do not match the test ids (id %q is missing or repeated too often elsewhere)", a[ansID])
 		}
-		out[i] = pick(r)
+		out[i], byID[a[ansID]] = pick(rows[0]), rows[1:]
 	}
 	return out, nil
 }

@@ -107,7 +107,7 @@ func TestGradeValidityRules(t *testing.T) {
 		{"extra column", "submission.csv", "id,a,b,c,d\n1,1,0,0,0\n2,0,1,0,0\n3,0,0,1,0\n", "unexpected d"},
 		{"wrong row count", "submission.csv", "id,a,b,c\n1,1,0,0\n2,0,1,0\n", "2 rows, the answers have 3"},
 		{"ids do not match", "submission.csv", "id,a,b,c\n1,1,0,0\n2,0,1,0\n4,0,0,1\n", "id \"3\" is missing"},
-		{"duplicate id", "submission.csv", "id,a,b,c\n1,1,0,0\n1,0,1,0\n3,0,0,1\n", "appears twice"},
+		{"an id repeated more often than in the answers", "submission.csv", "id,a,b,c\n1,1,0,0\n1,0,1,0\n3,0,0,1\n", "id \"2\" is missing"},
 		{"probability above 1", "submission.csv", "id,a,b,c\n1,1.5,-0.5,0\n2,0,1,0\n3,0,0,1\n", "outside [0, 1]"},
 		{"rows must sum to 1", "submission.csv", "id,a,b,c\n1,0.5,0,0\n2,0,1,0\n3,0,0,1\n", "sum to 0.5"},
 		{"NaN", "submission.csv", "id,a,b,c\n1,nan,0,1\n2,0,1,0\n3,0,0,1\n", "not a probability"},

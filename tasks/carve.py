@@ -55,15 +55,19 @@ if cfg["format"] == "one-hot":
     for c in classes:
         answers[c] = (labels.values == c).astype(int)
 else:
-    cols = [c for c in answers_cols if c != id_col]
-    lacking = [c for c in cols if c not in train.columns]
+    # The graded columns must come from the train; other columns of the real answers (such as
+    # insults' Usage) are kept only when the train has them too.
+    graded = cfg["answer_columns"]
+    lacking = [c for c in graded if c not in train.columns]
     if lacking:
         sys.exit(f"answer columns {lacking} are not in the train file")
-    answers = val[[id_col] + cols].copy()
-    for c in cols:
+    keep = [c for c in answers_cols if c == id_col or c in train.columns]
+    if id_col not in keep:
+        keep = [id_col] + keep
+    answers = val[keep].copy()
+    for c in keep:
         if answers[c].dtype == bool:
             answers[c] = answers[c].astype(int)
-    answers = answers[answers_cols] if id_col in answers_cols else answers
 
 sub = pd.DataFrame({c: [sample[c].iloc[0]] * k for c in sample.columns if c != id_col})
 sub.insert(list(sample.columns).index(id_col) if id_col in sample.columns else 0, id_col, val[id_col].values)
@@ -74,3 +78,16 @@ write(train.iloc[train_idx], out_pub / files["train"])
 write(val[test_cols], out_pub / files["test"])
 sub.to_csv(out_pub / files["sample_submission"], index=False)
 answers.to_csv(out_priv / files["answers"], index=False)
+
+# Per-row folders (nomad's train/<id>/geometry.xyz) follow their rows: validation test rows
+# get theirs under test/, the rest under train/.
+rows_dir = pub / Path(files["train"]).stem
+if rows_dir.is_dir():
+    import shutil
+
+    test_dir = out_pub / Path(files["test"]).stem
+    for dst, part in ((rows_dir.name, train.iloc[train_idx]), (test_dir.name, val)):
+        for rid in part[id_col].astype(str):
+            src = rows_dir / rid
+            if src.is_dir():
+                shutil.copytree(src, out_pub / dst / rid, dirs_exist_ok=True)

@@ -149,7 +149,8 @@ func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) erro
 		"files": map[string]string{"train": s.Files.Train, "test": s.Files.Test,
 			"sample_submission": s.Files.SampleSubmission, "answers": s.Files.Answers},
 		"id_column": s.IDColumn, "target_columns": s.TargetColumns, "format": s.Answers.Format,
-		"fraction": s.Validation.Fraction, "seed": s.Validation.Seed,
+		"answer_columns": s.Answers.Columns,
+		"fraction":       s.Validation.Fraction, "seed": s.Validation.Seed,
 	})
 	if err != nil {
 		return err
@@ -165,4 +166,3 @@ func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) erro
 
 //go:embed carve.py
 var carveScript string
-
