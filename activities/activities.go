@@ -29,7 +29,7 @@ import (
 
 // Activities are a run's side effects, with their dependencies.
 type Activities struct {
-	Store        artifacts.Store
+	Runs         artifacts.Runs
 	Sandbox      sandbox.Sandbox
 	Instrumenter instrument.Instrumenter
 	Tasks        *tasks.Registry
@@ -64,16 +64,16 @@ func CheckpointKey(iteration int) string { return fmt.Sprintf("checkpoints/iter-
 // BufferKey is the self-improve buffer of a run.
 const BufferKey = "buffer.json"
 
-func (a *Activities) putJSON(ctx context.Context, key string, v any) error {
+func putJSON(ctx context.Context, store artifacts.Store, key string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return a.Store.Put(ctx, key, b)
+	return store.Put(ctx, key, b)
 }
 
-func (a *Activities) getJSON(ctx context.Context, key string, v any) error {
-	b, err := a.Store.Get(ctx, key)
+func getJSON(ctx context.Context, store artifacts.Store, key string, v any) error {
+	b, err := store.Get(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -85,6 +85,10 @@ func (a *Activities) getJSON(ctx context.Context, key string, v any) error {
 
 // InitPolicy builds the reproducible warm-start policy and stores it as checkpoint 0.
 func (a *Activities) InitPolicy(ctx context.Context, in InitPolicyInput) (InitPolicyResult, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return InitPolicyResult{}, badInput("%v", err)
+	}
 	spec, err := a.spec(in.Task)
 	if err != nil {
 		return InitPolicyResult{}, err
@@ -106,7 +110,7 @@ func (a *Activities) InitPolicy(ctx context.Context, in InitPolicyInput) (InitPo
 		return InitPolicyResult{}, err
 	}
 	key := CheckpointKey(0)
-	if err := a.Store.Put(ctx, key, data); err != nil {
+	if err := store.Put(ctx, key, data); err != nil {
 		return InitPolicyResult{}, err
 	}
 	return InitPolicyResult{Checkpoint: key, Task: desc}, nil
@@ -131,13 +135,13 @@ func describeTask(spec *tasks.Spec, layout tasks.Layout) (model.Task, error) {
 		Classes: subCols - 1, Features: features - 1, Rows: rows}, nil
 }
 
-func (a *Activities) policy(ctx context.Context, key string) (*model.Policy, error) {
+func (a *Activities) policy(ctx context.Context, store artifacts.Store, run, key string) (*model.Policy, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if p, ok := a.policies[key]; ok {
+	if p, ok := a.policies[run+"/"+key]; ok {
 		return p, nil
 	}
-	data, err := a.Store.Get(ctx, key)
+	data, err := store.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +152,10 @@ func (a *Activities) policy(ctx context.Context, key string) (*model.Policy, err
 	if a.policies == nil {
 		a.policies = map[string]*model.Policy{}
 	}
-	a.policies[key] = p
+	if len(a.policies) > 16 {
+		a.policies = map[string]*model.Policy{} // a long-lived worker serves many checkpoints
+	}
+	a.policies[run+"/"+key] = p
 	return p, nil
 }
 
@@ -182,17 +189,21 @@ func rngFor(seed uint64, id string) *rand.Rand {
 // SamplePrograms has the policy write one program per id and stores plan, code and the
 // sampling-time log-probs.
 func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]SampleRef, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
 	spec, err := a.spec(in.Task)
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.policy(ctx, in.Checkpoint)
+	p, err := a.policy(ctx, store, in.Run, in.Checkpoint)
 	if err != nil {
 		return nil, err
 	}
 	var buffer []bufferEntry
 	if in.Buffer != "" {
-		if err := a.getJSON(ctx, in.Buffer, &buffer); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+		if err := getJSON(ctx, store, in.Buffer, &buffer); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
 			return nil, err
 		}
 	}
@@ -207,7 +218,7 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 		prevID := ""
 		switch {
 		case in.Purpose == PurposeEvalImprove:
-			prev, err := a.previous(ctx, in.ImproveOf[i])
+			prev, err := previous(ctx, store, in.ImproveOf[i])
 			if err != nil {
 				return nil, err
 			}
@@ -225,13 +236,13 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 		rec := sampleRecord{ID: id, Iteration: in.Iteration, Purpose: in.Purpose, Checkpoint: in.Checkpoint,
 			Task: in.Descriptor, Prompt: prompt, PrevID: prevID, Actions: p.Lib.Describe(s.Tokens), Sample: s}
 		plan := fmt.Sprintf("# Plan (%s, %s)\n\n%s\n", prompt.Kind, id, prog.Plan)
-		if err := a.Store.Put(ctx, sampleKey(id, "plan.md"), []byte(plan)); err != nil {
+		if err := store.Put(ctx, sampleKey(id, "plan.md"), []byte(plan)); err != nil {
 			return nil, err
 		}
-		if err := a.Store.Put(ctx, sampleKey(id, "program.py"), []byte(prog.Code)); err != nil {
+		if err := store.Put(ctx, sampleKey(id, "program.py"), []byte(prog.Code)); err != nil {
 			return nil, err
 		}
-		if err := a.putJSON(ctx, sampleKey(id, "sample.json"), rec); err != nil {
+		if err := putJSON(ctx, store, sampleKey(id, "sample.json"), rec); err != nil {
 			return nil, err
 		}
 		refs = append(refs, SampleRef{ID: id, Kind: prompt.Kind, Prev: prevID, Actions: rec.Actions})
@@ -240,16 +251,16 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 }
 
 // previous loads a sample and its outcome as an improve prompt's previous solution.
-func (a *Activities) previous(ctx context.Context, id string) (model.Previous, error) {
+func previous(ctx context.Context, store artifacts.Store, id string) (model.Previous, error) {
 	var rec sampleRecord
-	if err := a.getJSON(ctx, sampleKey(id, "sample.json"), &rec); err != nil {
+	if err := getJSON(ctx, store, sampleKey(id, "sample.json"), &rec); err != nil {
 		return model.Previous{}, err
 	}
 	var res ExecuteResult
-	if err := a.getJSON(ctx, sampleKey(id, "result.json"), &res); err != nil {
+	if err := getJSON(ctx, store, sampleKey(id, "result.json"), &res); err != nil {
 		return model.Previous{}, err
 	}
-	out, _ := a.Store.Get(ctx, sampleKey(id, "output.txt"))
+	out, _ := store.Get(ctx, sampleKey(id, "output.txt"))
 	var testing *float64
 	if l := reward.Losses(string(out), "testing loss:"); len(l) > 0 && !math.IsNaN(l[len(l)-1]) && !math.IsInf(l[len(l)-1], 0) {
 		testing = &l[len(l)-1]
@@ -260,7 +271,11 @@ func (a *Activities) previous(ctx context.Context, id string) (model.Previous, e
 
 // InstrumentProgram inserts the progress prints and stores instrumented.py.
 func (a *Activities) InstrumentProgram(ctx context.Context, in InstrumentInput) (InstrumentResult, error) {
-	prog, err := a.Store.Get(ctx, sampleKey(in.SampleID, "program.py"))
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return InstrumentResult{}, badInput("%v", err)
+	}
+	prog, err := store.Get(ctx, sampleKey(in.SampleID, "program.py"))
 	if err != nil {
 		return InstrumentResult{}, err
 	}
@@ -268,7 +283,7 @@ func (a *Activities) InstrumentProgram(ctx context.Context, in InstrumentInput) 
 	if err != nil {
 		return InstrumentResult{}, err
 	}
-	if err := a.Store.Put(ctx, sampleKey(in.SampleID, "instrumented.py"), []byte(res.Program)); err != nil {
+	if err := store.Put(ctx, sampleKey(in.SampleID, "instrumented.py"), []byte(res.Program)); err != nil {
 		return InstrumentResult{}, err
 	}
 	return InstrumentResult{Inserted: res.Inserted, Note: res.Note}, nil
@@ -287,17 +302,21 @@ const maxSubmissionBytes = 64 << 20
 // ExecuteProgram runs a sample's instrumented program in the sandbox on a split, grades its
 // submission and computes the paper's reward. It heartbeats every second.
 func (a *Activities) ExecuteProgram(ctx context.Context, in ExecuteInput) (ExecuteResult, error) {
-	return a.execute(ctx, in.Task, in.SampleID, in.Split, "")
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return ExecuteResult{}, badInput("%v", err)
+	}
+	return a.execute(ctx, store, in.Task, in.SampleID, in.Split, "")
 }
 
-func (a *Activities) execute(ctx context.Context, taskID, id string, split tasks.SplitName, prefix string) (ExecuteResult, error) {
+func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID, id string, split tasks.SplitName, prefix string) (ExecuteResult, error) {
 	spec, err := a.spec(taskID)
 	if err != nil {
 		return ExecuteResult{}, err
 	}
-	prog, err := a.Store.Get(ctx, sampleKey(id, "instrumented.py"))
+	prog, err := store.Get(ctx, sampleKey(id, "instrumented.py"))
 	if errors.Is(err, artifacts.ErrNotFound) {
-		prog, err = a.Store.Get(ctx, sampleKey(id, "program.py"))
+		prog, err = store.Get(ctx, sampleKey(id, "program.py"))
 	}
 	if err != nil {
 		return ExecuteResult{}, err
@@ -323,6 +342,19 @@ func (a *Activities) execute(ctx context.Context, taskID, id string, split tasks
 			activity.RecordHeartbeat(ctx, Heartbeat{ElapsedS: p.Elapsed.Seconds(),
 				LastMarker: reward.LastMarker(reward.FoundMarkers(p.LastLine)), OutputBytes: p.OutputBytes})
 		})
+	if err != nil && ctx.Err() != nil {
+		// Cancelled (the staleness cap, or the run ending): record what the program reached
+		// as a timeout with its partial credit, for the update that may still use it.
+		markers := reward.FoundMarkers(run.Output)
+		res := ExecuteResult{SampleID: id, Markers: len(markers), LastMarker: reward.LastMarker(markers),
+			DurationS: run.Duration.Seconds(), TimedOut: true, Stale: true, ExitCode: run.ExitCode,
+			Reason: "ended before it finished (staleness cap or end of run)",
+			Reward: reward.Paper(reward.Outcome{Markers: markers, LowerIsBetter: spec.LowerIsBetter()})}
+		bg := context.Background() // ctx is cancelled; these writes must still happen
+		store.Put(bg, sampleKey(id, prefix+"output.txt"), []byte(run.Output))
+		putJSON(bg, store, sampleKey(id, prefix+"result.json"), res)
+		return ExecuteResult{}, ctx.Err()
+	}
 	if err != nil {
 		return ExecuteResult{}, err // the sandbox failed, not the program: retry
 	}
@@ -350,7 +382,7 @@ func (a *Activities) execute(ctx context.Context, taskID, id string, split tasks
 			res.Score, res.Valid, res.Reason = g.Score, g.Valid, g.Reason
 		}
 		if b, err := os.ReadFile(subFile); err == nil && len(b) <= maxSubmissionBytes {
-			if err := a.Store.Put(ctx, sampleKey(id, prefix+"submission.csv"), b); err != nil {
+			if err := store.Put(ctx, sampleKey(id, prefix+"submission.csv"), b); err != nil {
 				return ExecuteResult{}, err
 			}
 		}
@@ -358,10 +390,10 @@ func (a *Activities) execute(ctx context.Context, taskID, id string, split tasks
 		res.Reason = "the program wrote no submission.csv"
 	}
 	res.Reward = reward.Paper(reward.Outcome{Ran: ran, Markers: markers, Score: res.Score, LowerIsBetter: spec.LowerIsBetter()})
-	if err := a.Store.Put(ctx, sampleKey(id, prefix+"output.txt"), []byte(run.Output)); err != nil {
+	if err := store.Put(ctx, sampleKey(id, prefix+"output.txt"), []byte(run.Output)); err != nil {
 		return ExecuteResult{}, err
 	}
-	if err := a.putJSON(ctx, sampleKey(id, prefix+"result.json"), res); err != nil {
+	if err := putJSON(ctx, store, sampleKey(id, prefix+"result.json"), res); err != nil {
 		return ExecuteResult{}, err
 	}
 	return res, nil
@@ -370,7 +402,11 @@ func (a *Activities) execute(ctx context.Context, taskID, id string, split tasks
 // UpdatePolicy runs the duration-weighted PPO update on completed samples and stores the next
 // checkpoint and the iteration's metrics.
 func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateResult, error) {
-	data, err := a.Store.Get(ctx, in.Checkpoint)
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return UpdateResult{}, badInput("%v", err)
+	}
+	data, err := store.Get(ctx, in.Checkpoint)
 	if err != nil {
 		return UpdateResult{}, err
 	}
@@ -379,13 +415,20 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 		return UpdateResult{}, badInput("checkpoint %s: %v", in.Checkpoint, err)
 	}
 	var batch []model.Experience
-	for _, id := range in.SampleIDs {
+	stale := map[string]bool{}
+	for _, id := range in.Stale {
+		stale[id] = true
+	}
+	for _, id := range append(append([]string(nil), in.SampleIDs...), in.Stale...) {
 		var rec sampleRecord
-		if err := a.getJSON(ctx, sampleKey(id, "sample.json"), &rec); err != nil {
+		if err := getJSON(ctx, store, sampleKey(id, "sample.json"), &rec); err != nil {
 			return UpdateResult{}, err
 		}
 		var res ExecuteResult
-		if err := a.getJSON(ctx, sampleKey(id, "result.json"), &res); err != nil {
+		if err := getJSON(ctx, store, sampleKey(id, "result.json"), &res); err != nil {
+			if stale[id] && errors.Is(err, artifacts.ErrNotFound) {
+				continue // cancelled before it ever ran: nothing to learn from
+			}
 			return UpdateResult{}, err
 		}
 		batch = append(batch, model.Experience{Task: rec.Task, Prompt: rec.Prompt, Tokens: rec.Sample.Tokens,
@@ -401,12 +444,12 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 		return UpdateResult{}, err
 	}
 	key := CheckpointKey(in.Iteration)
-	if err := a.Store.Put(ctx, key, out); err != nil {
+	if err := store.Put(ctx, key, out); err != nil {
 		return UpdateResult{}, err
 	}
 	m := in.Metrics
 	m.PPO = stats
-	if err := a.writeMetrics(ctx, m); err != nil {
+	if err := writeMetrics(ctx, store, m); err != nil {
 		return UpdateResult{}, err
 	}
 	return UpdateResult{Checkpoint: key, Stats: stats}, nil
@@ -414,17 +457,17 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 
 // writeMetrics stores the iteration's line and rebuilds metrics.jsonl from all lines, so a
 // retried update never writes a line twice.
-func (a *Activities) writeMetrics(ctx context.Context, m IterationMetrics) error {
+func writeMetrics(ctx context.Context, store artifacts.Store, m IterationMetrics) error {
 	line, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	if err := a.Store.Put(ctx, fmt.Sprintf("metrics/iter-%04d.json", m.Iteration), line); err != nil {
+	if err := store.Put(ctx, fmt.Sprintf("metrics/iter-%04d.json", m.Iteration), line); err != nil {
 		return err
 	}
 	var all []byte
 	for it := 1; it <= m.Iteration; it++ {
-		b, err := a.Store.Get(ctx, fmt.Sprintf("metrics/iter-%04d.json", it))
+		b, err := store.Get(ctx, fmt.Sprintf("metrics/iter-%04d.json", it))
 		if errors.Is(err, artifacts.ErrNotFound) {
 			continue
 		}
@@ -433,14 +476,18 @@ func (a *Activities) writeMetrics(ctx context.Context, m IterationMetrics) error
 		}
 		all = append(append(all, b...), '\n')
 	}
-	return a.Store.Put(ctx, "metrics.jsonl", all)
+	return store.Put(ctx, "metrics.jsonl", all)
 }
 
 // RefreshBuffer adds completed samples to the self-improve buffer, keeping the best half of the
 // capacity by reward and the most recent half (improve prompts draw uniformly from it).
 func (a *Activities) RefreshBuffer(ctx context.Context, in BufferInput) (BufferResult, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return BufferResult{}, badInput("%v", err)
+	}
 	var buffer []bufferEntry
-	if err := a.getJSON(ctx, in.Buffer, &buffer); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+	if err := getJSON(ctx, store, in.Buffer, &buffer); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
 		return BufferResult{}, err
 	}
 	seen := map[string]bool{}
@@ -451,14 +498,14 @@ func (a *Activities) RefreshBuffer(ctx context.Context, in BufferInput) (BufferR
 		if seen[id] {
 			continue // a retried refresh adds nothing twice
 		}
-		prev, err := a.previous(ctx, id)
+		prev, err := previous(ctx, store, id)
 		if err != nil {
 			return BufferResult{}, err
 		}
 		buffer = append(buffer, bufferEntry{SampleID: id, Prev: prev})
 	}
 	buffer = trimBuffer(buffer, in.Capacity)
-	if err := a.putJSON(ctx, in.Buffer, buffer); err != nil {
+	if err := putJSON(ctx, store, in.Buffer, buffer); err != nil {
 		return BufferResult{}, err
 	}
 	return BufferResult{Size: len(buffer)}, nil
@@ -479,6 +526,10 @@ func trimBuffer(b []bufferEntry, capacity int) []bufferEntry {
 // chosen on the validation split, so it is re-run on the full public train to predict the real
 // test. Paper protocol: it already ran on the test split; its submission is graded again.
 func (a *Activities) FinalGrade(ctx context.Context, in FinalGradeInput) (FinalGradeResult, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return FinalGradeResult{}, badInput("%v", err)
+	}
 	spec, err := a.spec(in.Task)
 	if err != nil {
 		return FinalGradeResult{}, err
@@ -486,20 +537,20 @@ func (a *Activities) FinalGrade(ctx context.Context, in FinalGradeInput) (FinalG
 	prefix := ""
 	var res ExecuteResult
 	if in.Protocol == "paper" {
-		if err := a.getJSON(ctx, sampleKey(in.SampleID, "result.json"), &res); err != nil {
+		if err := getJSON(ctx, store, sampleKey(in.SampleID, "result.json"), &res); err != nil {
 			return FinalGradeResult{}, err
 		}
 	} else {
 		prefix = "final/"
-		res, err = a.execute(ctx, in.Task, in.SampleID, tasks.SplitTest, prefix)
+		res, err = a.execute(ctx, store, in.Task, in.SampleID, tasks.SplitTest, prefix)
 		if err != nil {
 			return FinalGradeResult{}, err
 		}
 	}
 	g := grading.Result{Score: res.Score, Valid: res.Valid, Exists: res.Score != nil || res.Reason != "the program wrote no submission.csv", Reason: res.Reason}
-	rep := grading.NewReport(spec, g, a.Store.Location(sampleKey(in.SampleID, prefix+"submission.csv")), time.Now())
+	rep := grading.NewReport(spec, g, store.Location(sampleKey(in.SampleID, prefix+"submission.csv")), time.Now())
 	out := FinalGradeResult{SampleID: in.SampleID, Report: rep, Reason: res.Reason, DurationS: res.DurationS}
-	if err := a.putJSON(ctx, sampleKey(in.SampleID, prefix+"report.json"), rep); err != nil {
+	if err := putJSON(ctx, store, sampleKey(in.SampleID, prefix+"report.json"), rep); err != nil {
 		return FinalGradeResult{}, err
 	}
 	return out, nil

@@ -27,8 +27,9 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 	reg := tasks.Builtin()
 	spec, _ := reg.Get("leaf-classification")
 	spec.Limits.WallSeconds = 3 // the registry's specs are ours to change in a test
-	store := artifacts.FS{Root: t.TempDir()}
-	a := &Activities{Store: store, Sandbox: sb, Instrumenter: instrument.AST{Python: testenv.Python},
+	root := t.TempDir()
+	store := artifacts.FS{Root: filepath.Join(root, "r")}
+	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb, Instrumenter: instrument.AST{Python: testenv.Python},
 		Tasks: reg, Layout: tasks.Layout{DataDir: dataDir}, ScratchDir: t.TempDir()}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -45,10 +46,10 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 	for i, c := range cases {
 		id := "case-" + string(rune('a'+i))
 		store.Put(context.Background(), sampleKey(id, "program.py"), []byte(c.program))
-		if _, err := env.ExecuteActivity(a.InstrumentProgram, InstrumentInput{SampleID: id}); err != nil {
+		if _, err := env.ExecuteActivity(a.InstrumentProgram, InstrumentInput{Run: "r", SampleID: id}); err != nil {
 			t.Fatal(err)
 		}
-		v, err := env.ExecuteActivity(a.ExecuteProgram, ExecuteInput{Task: spec.ID, SampleID: id, Split: tasks.SplitValidation})
+		v, err := env.ExecuteActivity(a.ExecuteProgram, ExecuteInput{Run: "r", Task: spec.ID, SampleID: id, Split: tasks.SplitValidation})
 		if err != nil {
 			t.Fatalf("%s: a program's failure must not be an activity error: %v", c.name, err)
 		}
@@ -64,11 +65,11 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 }
 
 func TestExecuteRejectsAnUnknownTaskAsBadInput(t *testing.T) {
-	a := &Activities{Store: artifacts.FS{Root: t.TempDir()}, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: t.TempDir()}}
+	a := &Activities{Runs: artifacts.FSRuns{Root: t.TempDir()}, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: t.TempDir()}}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
-	_, err := env.ExecuteActivity(a.ExecuteProgram, ExecuteInput{Task: "no-such-task", SampleID: "x", Split: tasks.SplitValidation})
+	_, err := env.ExecuteActivity(a.ExecuteProgram, ExecuteInput{Run: "r", Task: "no-such-task", SampleID: "x", Split: tasks.SplitValidation})
 	if err == nil || !contains(err.Error(), ErrBadInput) || !contains(err.Error(), "unknown task") {
 		t.Fatalf("want a non-retryable BadInput error naming the task, got %v", err)
 	}

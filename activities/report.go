@@ -2,18 +2,24 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
+	"mlerl/artifacts"
 	"mlerl/report"
 )
 
 // Report writes report.md (the comparison with the paper, the chosen program and the training
 // curve) and returns the terminal table.
 func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return ReportResult{}, badInput("%v", err)
+	}
 	ours := report.Ours{Label: "mlerl policy (best of " + fmt.Sprint(in.EvalCount) + ")", Protocol: in.Protocol}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Run %s: %s\n\nProtocol: %s. Settings: %s.\n\n", in.RunID, in.Task, in.Protocol, in.Settings)
+	fmt.Fprintf(&b, "# Run %s: %s\n\nProtocol: %s. Settings: %s.\n\n", in.Run, in.Task, in.Protocol, in.Settings)
 	if in.Final != nil {
 		r := in.Final.Report
 		ours.Score, ours.Valid, ours.AboveMedian = r.Score, r.ValidSubmission, r.AboveMedian
@@ -55,7 +61,7 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 	b.WriteString("## Test score beside the paper\n\n" + md + "\n## Training\n\n")
 	b.WriteString("| iteration | samples | valid rate | mean reward | best score | mean exec time (s) | pg_loss | v_loss | entropy | approx_kl |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, m := range in.Iterations {
+	for _, m := range readMetrics(ctx, store) {
 		best := "-"
 		if m.BestScore != nil {
 			best = fmt.Sprintf("%.5f", *m.BestScore)
@@ -63,12 +69,28 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 		fmt.Fprintf(&b, "| %d | %d | %.2f | %.3f | %s | %.1f | %.4f | %.4f | %.3f | %.4f |\n", m.Iteration, m.Samples, m.ValidRate,
 			m.MeanReward, best, m.MeanDuration, m.PPO.PGLoss, m.PPO.VLoss, m.PPO.Entropy, m.PPO.ApproxKL)
 	}
-	if err := a.Store.Put(ctx, "report.md", []byte(b.String())); err != nil {
+	if err := store.Put(ctx, "report.md", []byte(b.String())); err != nil {
 		return ReportResult{}, err
 	}
 	table, err := report.Render(rows, false)
 	if err != nil {
 		return ReportResult{}, err
 	}
-	return ReportResult{Table: table, Location: a.Store.Location("report.md")}, nil
+	return ReportResult{Table: table, Location: store.Location("report.md")}, nil
+}
+
+// readMetrics reads every iteration's metrics line (the workflow carries only the last few).
+func readMetrics(ctx context.Context, store artifacts.Store) []IterationMetrics {
+	b, err := store.Get(ctx, "metrics.jsonl")
+	if err != nil {
+		return nil
+	}
+	var out []IterationMetrics
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m IterationMetrics
+		if json.Unmarshal([]byte(line), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }

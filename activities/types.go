@@ -23,6 +23,7 @@ const ErrBadInput = "BadInput"
 
 // InitPolicyInput asks for the run's initial policy.
 type InitPolicyInput struct {
+	Run    string       `json:"run"` // the run id: its artifacts live in the run's store
 	Task   string       `json:"task"`
 	Seed   uint64       `json:"seed"`
 	Policy model.Config `json:"policy"`
@@ -44,6 +45,7 @@ const (
 
 // SampleInput asks the policy to write len(IDs) programs.
 type SampleInput struct {
+	Run             string     `json:"run"` // the run id: its artifacts live in the run's store
 	Task            string     `json:"task"`
 	Descriptor      model.Task `json:"descriptor"`
 	Checkpoint      string     `json:"checkpoint"`
@@ -66,6 +68,7 @@ type SampleRef struct {
 
 // InstrumentInput names the sample whose program gets progress prints.
 type InstrumentInput struct {
+	Run      string `json:"run"` // the run id: its artifacts live in the run's store
 	SampleID string `json:"sample_id"`
 }
 
@@ -77,6 +80,7 @@ type InstrumentResult struct {
 
 // ExecuteInput runs a sample's instrumented program on a split.
 type ExecuteInput struct {
+	Run      string          `json:"run"` // the run id: its artifacts live in the run's store
 	Task     string          `json:"task"`
 	SampleID string          `json:"sample_id"`
 	Split    tasks.SplitName `json:"split"`
@@ -106,14 +110,17 @@ type IterationMetrics struct {
 	BestScore    *float64    `json:"best_score"`
 	MeanDuration float64     `json:"mean_duration_s"`
 	InFlight     int         `json:"in_flight"`
+	Stale        int         `json:"stale"`
 	PPO          model.Stats `json:"ppo"`
 }
 
 // UpdateInput asks for a PPO update on completed samples.
 type UpdateInput struct {
+	Run        string           `json:"run"` // the run id: its artifacts live in the run's store
 	Checkpoint string           `json:"checkpoint"`
 	Iteration  int              `json:"iteration"`
 	SampleIDs  []string         `json:"sample_ids"`
+	Stale      []string         `json:"stale,omitempty"` // cancelled by the staleness cap: used when they ran
 	PPO        ppo.Config       `json:"ppo"`
 	Seed       uint64           `json:"seed"`
 	Metrics    IterationMetrics `json:"metrics"`
@@ -127,6 +134,7 @@ type UpdateResult struct {
 
 // BufferInput adds completed samples to the self-improve buffer.
 type BufferInput struct {
+	Run       string   `json:"run"` // the run id: its artifacts live in the run's store
 	Buffer    string   `json:"buffer"`
 	SampleIDs []string `json:"sample_ids"`
 	Capacity  int      `json:"capacity"`
@@ -139,6 +147,7 @@ type BufferResult struct {
 
 // FinalGradeInput grades the chosen program on the private test answers.
 type FinalGradeInput struct {
+	Run      string `json:"run"` // the run id: its artifacts live in the run's store
 	Task     string `json:"task"`
 	SampleID string `json:"sample_id"`
 	Protocol string `json:"protocol"`
@@ -154,18 +163,45 @@ type FinalGradeResult struct {
 
 // ReportInput is everything the final report shows.
 type ReportInput struct {
-	RunID      string             `json:"run_id"`
-	Task       string             `json:"task"`
-	Protocol   string             `json:"protocol"`
-	Settings   string             `json:"settings"`
-	Final      *FinalGradeResult  `json:"final"`
-	Selection  *ExecuteResult     `json:"selection"`
-	Iterations []IterationMetrics `json:"iterations"`
-	EvalCount  int                `json:"eval_count"`
+	Run       string            `json:"run"`
+	Task      string            `json:"task"`
+	Protocol  string            `json:"protocol"`
+	Settings  string            `json:"settings"`
+	Final     *FinalGradeResult `json:"final"`
+	Selection *ExecuteResult    `json:"selection"`
+	EvalCount int               `json:"eval_count"`
 }
 
 // ReportResult is the rendered report.
 type ReportResult struct {
 	Table    string `json:"table"`
 	Location string `json:"location"`
+}
+
+// RunState is what a training run carries across continue-as-new: references into the artifact
+// store, counters and the completed results not yet used by an update. It is saved in the
+// run's store, and the next run receives only its key.
+type RunState struct {
+	Iteration   int                `json:"iteration"` // iterations completed
+	Checkpoint  string             `json:"checkpoint"`
+	Task        model.Task         `json:"task"`
+	Carry       []ExecuteResult    `json:"carry"` // completed executions not yet used by an update
+	Best        *float64           `json:"best_score"`
+	SamplesDone int                `json:"samples_done"`
+	Stale       int                `json:"stale"`
+	Recent      []IterationMetrics `json:"recent"` // the last few iterations, for status
+	Segments    int                `json:"segments"`
+	MaxHistory  int                `json:"max_history_events"` // largest history a segment reached
+}
+
+// SaveStateInput stores a run's state.
+type SaveStateInput struct {
+	Run   string   `json:"run"`
+	State RunState `json:"state"`
+}
+
+// LoadStateInput names a stored state.
+type LoadStateInput struct {
+	Run string `json:"run"`
+	Key string `json:"key"`
 }

@@ -82,3 +82,19 @@ func (f FS) Location(key string) string {
 
 // Path returns the local file for key (activities that hand files to a sandbox need one).
 func (f FS) Path(key string) (string, error) { return f.path(key) }
+
+// Runs locates the store of each run, so one worker can serve many runs.
+type Runs interface {
+	Run(id string) (Store, error)
+}
+
+// FSRuns keeps each run in a folder under Root.
+type FSRuns struct{ Root string }
+
+// Run returns the run's folder as a store.
+func (r FSRuns) Run(id string) (Store, error) {
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return nil, fmt.Errorf("run id %q is not a folder name", id)
+	}
+	return FS{Root: filepath.Join(r.Root, id)}, nil
+}

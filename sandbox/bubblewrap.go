@@ -155,9 +155,14 @@ loop:
 			res.TimedOut = true
 			kill()
 		case <-ctx.Done():
+			// Cancelled by the caller: the partial result (output so far) comes with the error,
+			// so the caller can still credit the markers the program reached.
 			kill()
 			<-done
-			return Result{}, ctx.Err()
+			res.Duration, res.TimedOut = time.Since(start), true
+			res.Output, res.OutputBytes, _ = out.snapshot()
+			res.ExitCode = -1
+			return res, ctx.Err()
 		case <-tick.C:
 			if progress != nil {
 				_, n, last := out.snapshot()

@@ -40,7 +40,8 @@ type Progress struct {
 	LastLine    string
 }
 
-// Sandbox runs programs. Errors mean the sandbox itself failed (retry elsewhere).
+// Sandbox runs programs. Errors mean the sandbox itself failed (retry elsewhere), or the context
+// was cancelled, in which case the partial Result comes with the context's error.
 type Sandbox interface {
 	Run(ctx context.Context, spec Spec, progress func(Progress)) (Result, error)
 	Name() string

@@ -10,12 +10,19 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"mlerl/workflows"
 )
 
 const usage = `usage: starter <command> [flags]
 
 commands:
   run            train an agent on a task and report its best solution
+  status RUN     show a run's progress
+  stop RUN       finish in-flight work, evaluate, report and end
+  pause RUN      finish the current iteration and wait
+  resume RUN     continue a run (restarting the embedded server if needed)
+  worker         serve task queues (more sandbox slots, a separate gpu worker)
   tasks list     list the known tasks and whether their data is prepared
   tasks prepare  build MLE-bench's prepared layout from Kaggle's raw files
   grade          grade a submission as MLE-bench does
@@ -42,6 +49,16 @@ func dispatch(ctx context.Context, args []string) error {
 	switch args[0] {
 	case "run":
 		return runCommand(ctx, args[1:], os.Stdout)
+	case "status":
+		return statusCommand(ctx, args[1:], os.Stdout)
+	case "stop":
+		return signalCommand(ctx, "stop", workflows.StopSignal, args[1:], os.Stdout)
+	case "pause":
+		return signalCommand(ctx, "pause", workflows.PauseSignal, args[1:], os.Stdout)
+	case "resume":
+		return resumeCommand(ctx, args[1:], os.Stdout)
+	case "worker":
+		return workerCommand(ctx, args[1:], os.Stdout)
 	case "tasks":
 		if len(args) < 2 {
 			return errors.New("tasks needs a subcommand: list or prepare")

@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
@@ -29,11 +34,11 @@ import (
 
 type runFlags struct {
 	taskFlags
-	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap int
-	protocol, out, temporalAddress, namespace                               string
-	seed                                                                    uint64
-	improveFraction                                                         float64
-	noDurationWeight, unsafeNoSandbox                                       bool
+	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery int
+	protocol, out, temporalAddress, namespace                                              string
+	seed                                                                                   uint64
+	improveFraction                                                                        float64
+	noDurationWeight, unsafeNoSandbox, detach                                              bool
 }
 
 func (f *runFlags) validate() error {
@@ -48,12 +53,48 @@ func (f *runFlags) validate() error {
 		return fmt.Errorf("--slots must be at least 1, got %d", f.slots)
 	case f.evalSamples < 1:
 		return fmt.Errorf("--eval-samples must be at least 1, got %d", f.evalSamples)
+	case f.continueEvery < 1:
+		return fmt.Errorf("--continue-every must be at least 1, got %d", f.continueEvery)
 	case f.protocol != workflows.ProtocolLeakFree && f.protocol != workflows.ProtocolPaper:
 		return fmt.Errorf("--protocol must be %s or %s, got %q", workflows.ProtocolLeakFree, workflows.ProtocolPaper, f.protocol)
 	case f.improveFraction < 0 || f.improveFraction > 1:
 		return fmt.Errorf("--improve-fraction must be in [0, 1], got %v", f.improveFraction)
 	}
 	return nil
+}
+
+// runInfo is run.json: what status, stop, pause and resume need to find and continue a run.
+type runInfo struct {
+	WorkflowID string               `json:"workflow_id"`
+	Task       string               `json:"task"`
+	Namespace  string               `json:"namespace"`
+	External   string               `json:"temporal_address,omitempty"` // an existing cluster; empty: the embedded server
+	Address    string               `json:"last_address"`               // where the server answered last
+	UIURL      string               `json:"web_ui,omitempty"`
+	DataDir    string               `json:"data_dir"`
+	Python     string               `json:"python"`
+	Slots      int                  `json:"slots"`
+	Unsafe     bool                 `json:"unsafe_no_sandbox"`
+	Input      workflows.TrainInput `json:"input"`
+}
+
+const runInfoFile = "run.json"
+
+func readRunInfo(runDir string) (runInfo, error) {
+	var info runInfo
+	b, err := os.ReadFile(filepath.Join(runDir, runInfoFile))
+	if err != nil {
+		return info, fmt.Errorf("%s is not a run directory (no %s): give the folder `starter run` printed", runDir, runInfoFile)
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return info, fmt.Errorf("%s/%s is damaged: %w", runDir, runInfoFile, err)
+	}
+	return info, nil
+}
+
+func writeRunInfo(runDir string, info runInfo) error {
+	b, _ := json.MarshalIndent(info, "", "  ")
+	return artifacts.FS{Root: runDir}.Put(context.Background(), runInfoFile, b)
 }
 
 func runCommand(ctx context.Context, args []string, out io.Writer) error {
@@ -65,16 +106,18 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&f.oversample, "oversample", 2, "m: m*B executions are kept in flight")
 	fs.IntVar(&f.slots, "slots", 2, "sandbox slots of the embedded worker (programs run at once)")
 	fs.IntVar(&f.evalSamples, "eval-samples", 8, "K: final evaluation samples (scratch, then one improve each)")
-	fs.IntVar(&f.staleness, "staleness", 2, "cancel executions sampled more than this many iterations ago (0: never)")
+	fs.IntVar(&f.staleness, "staleness", 0, "end executions sampled more than this many iterations ago, as timeouts with partial credit (0: never; the task's wall limit still applies). Cancelling slow programs biases the policy toward fast ones: see benchmarks/RESULTS.md")
 	fs.IntVar(&f.bufferCap, "buffer", 16, "capacity of the self-improve buffer (half best, half recent)")
+	fs.IntVar(&f.continueEvery, "continue-every", 10, "iterations per workflow history segment (continue-as-new)")
 	fs.Float64Var(&f.improveFraction, "improve-fraction", 0.5, "share of training prompts that improve a previous solution")
 	fs.StringVar(&f.protocol, "protocol", workflows.ProtocolLeakFree, "leak-free (rewards on a validation split) or paper (rewards on the test split)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the warm start, the samples and the updates")
-	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<run-id>)")
+	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<task>-<time>)")
 	fs.StringVar(&f.temporalAddress, "temporal-address", "", "host:port of an existing Temporal cluster (default: start the embedded dev server)")
 	fs.StringVar(&f.namespace, "namespace", "default", "Temporal namespace")
 	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
 	fs.BoolVar(&f.unsafeNoSandbox, "unsafe-no-sandbox", false, "run agents' programs WITHOUT bubblewrap (only where namespaces are unavailable)")
+	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -85,125 +128,229 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	registry, _ := f.registry()
-	layout := tasks.Layout{DataDir: f.dataDir}
-	if err := layout.CheckPrepared(spec); err != nil {
+	if err := (tasks.Layout{DataDir: f.dataDir}).CheckPrepared(spec); err != nil {
 		return err
 	}
-	sb, err := sandbox.NewLocal(f.python, f.unsafeNoSandbox)
-	if err != nil {
+	if _, err := sandbox.NewLocal(f.python, f.unsafeNoSandbox); err != nil {
 		return err
 	}
-
-	runID := time.Now().UTC().Format("20060102-150405")
 	if f.out == "" {
-		f.out = filepath.Join("runs", spec.ID+"-"+runID)
+		f.out = filepath.Join("runs", spec.ID+"-"+time.Now().UTC().Format("20060102-150405"))
 	}
 	runDir, err := filepath.Abs(f.out)
 	if err != nil {
 		return err
 	}
+	if _, err := os.Stat(filepath.Join(runDir, runInfoFile)); err == nil {
+		return fmt.Errorf("%s already holds a run: continue it with `starter resume %s`, or choose another --out", runDir, f.out)
+	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return fmt.Errorf("creating the run directory: %w", err)
 	}
-	logFile, err := os.OpenFile(filepath.Join(runDir, "worker.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	cfg := ppo.Paper()
+	cfg.DurationWeight = !f.noDurationWeight
+	run := filepath.Base(runDir)
+	dataDir, _ := filepath.Abs(f.dataDir)
+	info := runInfo{WorkflowID: "train-" + run, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
+		DataDir: dataDir, Python: f.python, Slots: f.slots, Unsafe: f.unsafeNoSandbox,
+		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
+			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
+			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ContinueEvery: f.continueEvery,
+			ExecTimeout: time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
+			Policy:      model.DefaultConfig(), PPO: cfg}}
+	if f.specFile != "" {
+		return errors.New("--task-spec with `run` needs the spec on every worker; put the file in tasks/specs and rebuild, for now")
+	}
+	if err := writeRunInfo(runDir, info); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol\nrun directory: %s\n",
+		run, spec.ID, f.iterations, f.batch, f.oversample, f.slots, f.protocol, runDir)
+	if f.detach {
+		return detach(runDir, out)
+	}
+	return serve(ctx, runDir, out)
+}
+
+// detach starts `starter resume RUN` in its own session, so the run outlives this process.
+func detach(runDir string, out io.Writer) error {
+	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
-	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	logf, err := os.OpenFile(filepath.Join(runDir, "starter.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(exe, "resume", runDir)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the background run: %w", err)
+	}
+	fmt.Fprintf(out, "detached (pid %d, log %s).\nfollow it: starter status %s\nstop it:   starter stop %s\n",
+		cmd.Process.Pid, logf.Name(), runDir, runDir)
+	return cmd.Process.Release()
+}
 
-	address, uiBase := f.temporalAddress, ""
+func resumeCommand(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: starter resume RUN_DIR")
+	}
+	return serve(ctx, fs.Arg(0), out)
+}
+
+// stack is a connection to Temporal: the embedded dev server (on the run's SQLite file) or an
+// existing cluster.
+type stack struct {
+	server *devserver.Server
+	client client.Client
+	log    *os.File
+}
+
+func (s *stack) close() {
+	if s.client != nil {
+		s.client.Close()
+	}
+	s.server.Stop()
+	if s.log != nil {
+		s.log.Close()
+	}
+}
+
+func openStack(ctx context.Context, runDir string, info *runInfo, out io.Writer) (*stack, error) {
+	s := &stack{}
+	var err error
+	s.log, err = os.OpenFile(filepath.Join(runDir, "worker.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	address := info.External
 	if address == "" {
 		cli, err := devserver.FindCLI()
 		if err != nil {
-			return err
+			s.close()
+			return nil, err
 		}
 		fmt.Fprintf(out, "starting the Temporal dev server (state in %s)\n", filepath.Join(runDir, "temporal.db"))
-		srv, err := devserver.Start(ctx, devserver.Options{CLI: cli, DBFile: filepath.Join(runDir, "temporal.db"),
+		s.server, err = devserver.Start(ctx, devserver.Options{CLI: cli, DBFile: filepath.Join(runDir, "temporal.db"),
 			LogFile: filepath.Join(runDir, "temporal.log")})
 		if err != nil {
-			return err
+			s.close()
+			return nil, err
 		}
-		defer srv.Stop()
-		address, uiBase = srv.Address, srv.UIURL
+		address, info.UIURL = s.server.Address, s.server.WorkflowURL(info.WorkflowID)
 	}
 	dialCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	c, err := client.DialContext(dialCtx, client.Options{HostPort: address, Namespace: f.namespace, Logger: logger})
+	s.client, err = client.DialContext(dialCtx, client.Options{HostPort: address, Namespace: info.Namespace, Logger: logger})
 	cancel()
 	if err != nil {
-		return fmt.Errorf("Temporal is unreachable at %s: %w (is the server running and the address right?)", address, err)
+		s.close()
+		return nil, fmt.Errorf("Temporal is unreachable at %s: %w (is the server running and the address right?)", address, err)
 	}
-	defer c.Close()
+	info.Address = address
+	return s, writeRunInfo(runDir, *info)
+}
 
-	acts := &activities.Activities{Store: artifacts.FS{Root: runDir}, Sandbox: sb,
-		Instrumenter: instrument.AST{Python: f.python}, Tasks: registry, Layout: layout,
+// serve runs a run to its end from this process: the server (embedded) or a connection, a
+// worker on every queue, the workflow started if it is not yet, a resume signal in case it
+// was paused, and progress until the result.
+func serve(ctx context.Context, runDirArg string, out io.Writer) error {
+	runDir, err := filepath.Abs(runDirArg)
+	if err != nil {
+		return err
+	}
+	info, err := readRunInfo(runDir)
+	if err != nil {
+		return err
+	}
+	if info.External == "" && info.Address != "" {
+		// Someone (a foreground `starter run` or a detached one) may still serve this run: then
+		// only resume and follow it; two embedded servers on one SQLite file must never run.
+		if c, _, err := dialRun(ctx, runDir); err == nil {
+			defer c.Close()
+			if err := c.SignalWorkflow(ctx, info.WorkflowID, "", workflows.ResumeSignal, nil); err != nil {
+				return fmt.Errorf("signalling %s: %w", info.WorkflowID, err)
+			}
+			fmt.Fprintf(out, "the run is being served at %s; resumed it, following its progress\n", info.Address)
+			return attach(ctx, c, info, runDir, out)
+		}
+	}
+	sb, err := sandbox.NewLocal(info.Python, info.Unsafe)
+	if err != nil {
+		return err
+	}
+	st, err := openStack(ctx, runDir, &info, out)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	acts := &activities.Activities{Runs: artifacts.FSRuns{Root: filepath.Dir(runDir)}, Sandbox: sb,
+		Instrumenter: instrument.AST{Python: info.Python}, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: info.DataDir},
 		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
-	ws, err := worker.Start(worker.Options{Client: c, Activities: acts, Slots: f.slots,
+	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots,
 		Roles: []string{worker.RoleWorkflows, worker.RoleExec, worker.RoleGPU}})
 	if err != nil {
 		return err
 	}
 	defer ws.Stop()
 
-	cfg := ppo.Paper()
-	cfg.DurationWeight = !f.noDurationWeight
-	in := workflows.TrainInput{RunID: runID, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
-		Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
-		BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction,
-		ExecTimeout: time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
-		Policy:      model.DefaultConfig(), PPO: cfg}
-	wfID := "train-" + spec.ID + "-" + runID
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: activities.WorkflowQueue}, workflows.Train, in)
-	if err != nil {
+	_, err = st.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: info.WorkflowID, TaskQueue: activities.WorkflowQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		Memo:                     map[string]any{"task": info.Task, "run": info.Input.Run, "protocol": info.Input.Protocol}},
+		workflows.Train, info.Input)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("starting the training workflow: %w", err)
 	}
-	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\n",
-		runID, spec.ID, f.iterations, f.batch, f.oversample, f.slots, f.protocol, sb.Name())
-	fmt.Fprintf(out, "run directory: %s\n", runDir)
-	if uiBase != "" {
-		fmt.Fprintf(out, "Web UI: %s/namespaces/%s/workflows/%s\n", uiBase, f.namespace, wfID)
+	_ = st.client.SignalWorkflow(ctx, info.WorkflowID, "", workflows.ResumeSignal, nil)
+	if info.UIURL != "" {
+		fmt.Fprintf(out, "Web UI: %s\n", info.UIURL)
 	} else {
-		fmt.Fprintf(out, "workflow: %s in namespace %s at %s (open it in your cluster's Web UI)\n", wfID, f.namespace, address)
+		fmt.Fprintf(out, "workflow: %s in namespace %s at %s (open it in your cluster's Web UI)\n", info.WorkflowID, info.Namespace, info.Address)
 	}
+	return attach(ctx, st.client, info, runDir, out)
+}
 
+// attach prints progress each iteration until the workflow ends, then the result table.
+func attach(ctx context.Context, c client.Client, info runInfo, runDir string, out io.Writer) error {
+	run := c.GetWorkflow(ctx, info.WorkflowID, "")
 	done := make(chan error, 1)
 	var result workflows.TrainResult
-	go func() { done <- run.Get(ctx, &result) }()
+	go func() { done <- run.Get(ctx, &result) }() // follows continue-as-new to the last run
 	printed, phase := 0, ""
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	show := func() {
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		v, err := c.QueryWorkflow(qctx, wfID, "", workflows.ProgressQuery)
+		p, err := queryProgress(ctx, c, info.WorkflowID)
 		if err != nil {
 			return
 		}
-		var p workflows.Progress
-		if v.Get(&p) != nil {
-			return
-		}
-		for ; printed < len(p.History); printed++ {
-			m := p.History[printed]
-			best := "-"
-			if m.BestScore != nil {
-				best = fmt.Sprintf("%.5f", *m.BestScore)
+		for _, m := range p.History {
+			if m.Iteration <= printed {
+				continue
 			}
-			fmt.Fprintf(out, "iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, pg_loss %.3f, entropy %.3f)\n",
-				m.Iteration, p.Iterations, 100*m.ValidRate, m.MeanReward, best, m.MeanDuration, m.InFlight, m.PPO.PGLoss, m.PPO.Entropy)
+			printed = m.Iteration
+			fmt.Fprintln(out, iterationLine(m, p.Iterations))
 		}
-		if p.Phase != phase && (p.Phase == "evaluating" || p.Phase == "final grading") {
-			fmt.Fprintf(out, "%s (best of %d: scratch, then improve)...\n", p.Phase, f.evalSamples)
+		if p.Phase != phase && (p.Phase == "evaluating" || p.Phase == "final grading" || p.Phase == "paused" ||
+			strings.HasPrefix(p.Phase, "stopping") || strings.HasPrefix(p.Phase, "draining")) {
+			fmt.Fprintf(out, "%s...\n", p.Phase)
 		}
 		phase = p.Phase
 	}
 	for {
 		select {
 		case err := <-done:
-			show()
 			if err != nil {
-				return fmt.Errorf("the training workflow failed: %w (details in the Web UI and %s)", err, logFile.Name())
+				return fmt.Errorf("the training workflow failed: %w (details in the Web UI and %s)", err, filepath.Join(runDir, "worker.log"))
 			}
 			fmt.Fprintln(out)
 			fmt.Fprint(out, result.Report.Table)
@@ -212,12 +359,35 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 				fmt.Fprintf(out, "graded on the private test answers: valid %v, gold %v, silver %v, bronze %v, above median %v\n",
 					r.ValidSubmission, r.GoldMedal, r.SilverMedal, r.BronzeMedal, r.AboveMedian)
 			}
+			if result.Stopped {
+				fmt.Fprintln(out, "(stopped early by `starter stop`)")
+			}
 			fmt.Fprintf(out, "report: %s\nmetrics: %s\n", result.Report.Location, filepath.Join(runDir, "metrics.jsonl"))
 			return nil
 		case <-tick.C:
 			show()
 		case <-ctx.Done():
-			return errors.New("interrupted: the workflow's state is kept in " + strings.TrimSpace(runDir))
+			return fmt.Errorf("interrupted: the run's state is kept in %s; continue it with `starter resume %s`", runDir, runDir)
 		}
 	}
+}
+
+func iterationLine(m activities.IterationMetrics, total int) string {
+	best := "-"
+	if m.BestScore != nil {
+		best = fmt.Sprintf("%.5f", *m.BestScore)
+	}
+	return fmt.Sprintf("iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, stale %d, pg_loss %.3f, entropy %.3f)",
+		m.Iteration, total, 100*m.ValidRate, m.MeanReward, best, m.MeanDuration, m.InFlight, m.Stale, m.PPO.PGLoss, m.PPO.Entropy)
+}
+
+func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows.Progress, error) {
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var p workflows.Progress
+	v, err := c.QueryWorkflow(qctx, wfID, "", workflows.ProgressQuery)
+	if err != nil {
+		return p, err
+	}
+	return p, v.Get(&p)
 }

@@ -23,7 +23,7 @@ const (
 
 // TrainInput configures a training run.
 type TrainInput struct {
-	RunID               string        `json:"run_id"`
+	Run                 string        `json:"run"` // the run id: names its artifact store
 	Task                string        `json:"task"`
 	Iterations          int           `json:"iterations"`
 	Batch               int           `json:"batch"`      // B: samples per update
@@ -34,14 +34,19 @@ type TrainInput struct {
 	StalenessIterations int           `json:"staleness_iterations"`
 	BufferCapacity      int           `json:"buffer_capacity"`
 	ImproveFraction     float64       `json:"improve_fraction"`
-	ExecTimeout         time.Duration `json:"exec_timeout"` // the task's wall limit plus grading time
+	ExecTimeout         time.Duration `json:"exec_timeout"`   // the task's wall limit plus grading time
+	ContinueEvery       int           `json:"continue_every"` // iterations per history segment
 	Policy              model.Config  `json:"policy"`
 	PPO                 ppo.Config    `json:"ppo"`
+	// StateKey is set by continue-as-new: the saved RunState to resume from.
+	StateKey string `json:"state_key,omitempty"`
 }
 
 // Validate names the first bad setting.
 func (in TrainInput) Validate() error {
 	switch {
+	case in.Run == "":
+		return fmt.Errorf("run id is empty")
 	case in.Task == "":
 		return fmt.Errorf("task is empty")
 	case in.Iterations < 1:
@@ -58,6 +63,8 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("improve fraction must be in [0, 1], got %v", in.ImproveFraction)
 	case in.ExecTimeout <= 0:
 		return fmt.Errorf("exec timeout must be positive")
+	case in.ContinueEvery < 1:
+		return fmt.Errorf("continue-every must be at least 1, got %d", in.ContinueEvery)
 	}
 	return nil
 }
@@ -74,28 +81,43 @@ func (in TrainInput) Split() tasks.SplitName {
 type TrainResult struct {
 	Final      *activities.FinalGradeResult  `json:"final"`
 	Report     activities.ReportResult       `json:"report"`
-	Iterations []activities.IterationMetrics `json:"iterations"`
+	Iterations []activities.IterationMetrics `json:"iterations"` // the last few
+	Stopped    bool                          `json:"stopped"`    // ended early by the stop signal
 }
 
 // Progress is the "progress" query's answer.
 type Progress struct {
 	Phase       string                        `json:"phase"`
+	Paused      bool                          `json:"paused"`
 	Iteration   int                           `json:"iteration"`
 	Iterations  int                           `json:"iterations"`
 	SamplesDone int                           `json:"samples_done"`
 	InFlight    int                           `json:"in_flight"`
+	Stale       int                           `json:"stale"`
 	BestScore   *float64                      `json:"best_score"`
-	History     []activities.IterationMetrics `json:"history"`
+	MeanReward  float64                       `json:"mean_reward"`
+	MeanSeconds float64                       `json:"mean_duration_s"`
+	History     []activities.IterationMetrics `json:"history"` // the last few iterations
+	Segment     int                           `json:"segment"` // continue-as-new segments so far
 }
 
-// ProgressQuery is the query name for Progress.
-const ProgressQuery = "progress"
+// Query and signal names.
+const (
+	ProgressQuery = "progress"
+	PauseSignal   = "pause"  // finish the current iteration, then sample nothing new until resumed
+	ResumeSignal  = "resume" // continue after a pause
+	StopSignal    = "stop"   // finish in-flight work, then evaluate and report
+)
+
+// recentKept bounds the iteration metrics carried in state and queries.
+const recentKept = 20
 
 // outcome is one finished (or failed) execution.
 type outcome struct {
 	ID     string
 	Result activities.ExecuteResult
 	Err    string
+	Stale  bool // cancelled by the staleness cap
 }
 
 // running is an execution in flight.
@@ -103,12 +125,15 @@ type running struct {
 	id     string
 	iter   int
 	cancel workflow.CancelFunc
+	stale  bool
 }
 
 // Train runs Algorithm 1 asynchronously: keep m*B executions in flight, update after B complete,
 // leave stragglers running into the next iteration (their sampling-time log-probs give PPO its
-// ratio), cancel those older than the staleness cap, refresh the self-improve buffer; then
-// evaluate best-of-K (scratch, then improve) and grade the chosen program.
+// ratio), end those older than the staleness cap as timeouts with their partial credit, refresh
+// the self-improve buffer; every ContinueEvery iterations (or when Temporal suggests it) drain
+// in-flight work and continue as new with the state in the artifact store; finally evaluate
+// best-of-K (scratch, then improve) and grade the chosen program.
 func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	if err := in.Validate(); err != nil {
 		return TrainResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrBadInput, nil)
@@ -118,9 +143,10 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	gpuOpts := workflow.ActivityOptions{TaskQueue: activities.GPUQueue, StartToCloseTimeout: 30 * time.Minute, RetryPolicy: infraRetry}
 	instrumentOpts := workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: 2 * time.Minute, RetryPolicy: infraRetry}
 	// A program's own failure or timeout is a result; only a lost worker or a broken sandbox
-	// retries, which the heartbeat timeout detects within seconds.
+	// retries, which the heartbeat timeout detects within seconds. Cancellation waits for the
+	// activity so a stale program's partial result is stored before the update reads it.
 	executeOpts := workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: in.ExecTimeout,
-		HeartbeatTimeout: 30 * time.Second, WaitForCancellation: false,
+		HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
 	localOpts := workflow.ActivityOptions{TaskQueue: activities.WorkflowQueue, StartToCloseTimeout: 5 * time.Minute, RetryPolicy: infraRetry}
@@ -130,28 +156,70 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	var a *activities.Activities
 	logger := workflow.GetLogger(ctx)
 
+	var st activities.RunState
 	progress := Progress{Phase: "initialising", Iterations: in.Iterations}
+	publish := func(phase string, inFlight int) {
+		progress.Phase, progress.InFlight = phase, inFlight
+		progress.Iteration, progress.SamplesDone, progress.Stale = st.Iteration, st.SamplesDone, st.Stale
+		progress.BestScore, progress.History, progress.Segment = st.Best, st.Recent, st.Segments
+		if n := len(st.Recent); n > 0 {
+			progress.MeanReward, progress.MeanSeconds = st.Recent[n-1].MeanReward, st.Recent[n-1].MeanDuration
+		}
+	}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) { return progress, nil }); err != nil {
 		return TrainResult{}, err
 	}
-
-	var init activities.InitPolicyResult
-	if err := workflow.ExecuteActivity(gpuCtx, a.InitPolicy, activities.InitPolicyInput{
-		Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO}).Get(ctx, &init); err != nil {
-		return TrainResult{}, err
+	pauseCh := workflow.GetSignalChannel(ctx, PauseSignal)
+	resumeCh := workflow.GetSignalChannel(ctx, ResumeSignal)
+	stopCh := workflow.GetSignalChannel(ctx, StopSignal)
+	stopping := false
+	// drainSignals applies pause and stop without blocking; while paused it blocks until resume
+	// or stop arrives.
+	drainSignals := func() {
+		for pauseCh.ReceiveAsync(nil) {
+			progress.Paused = true
+		}
+		for stopCh.ReceiveAsync(nil) {
+			stopping = true
+		}
+		for resumeCh.ReceiveAsync(nil) {
+			progress.Paused = false
+		}
+		for progress.Paused && !stopping {
+			publish("paused", 0)
+			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(resumeCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); progress.Paused = false })
+			sel.AddReceive(stopCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); stopping = true })
+			sel.AddReceive(pauseCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
+			sel.Select(ctx)
+		}
 	}
-	checkpoint := init.Checkpoint
+
+	if in.StateKey != "" {
+		if err := workflow.ExecuteActivity(localCtx, a.LoadState, activities.LoadStateInput{Run: in.Run, Key: in.StateKey}).Get(ctx, &st); err != nil {
+			return TrainResult{}, err
+		}
+		st.Segments++
+	} else {
+		var init activities.InitPolicyResult
+		if err := workflow.ExecuteActivity(gpuCtx, a.InitPolicy, activities.InitPolicyInput{
+			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO}).Get(ctx, &init); err != nil {
+			return TrainResult{}, err
+		}
+		st.Checkpoint, st.Task = init.Checkpoint, init.Task
+	}
+	publish("starting", 0)
 
 	// execute instruments then runs one sample; used by training coroutines and evaluation.
 	execute := func(c workflow.Context, id string, split tasks.SplitName) (activities.ExecuteResult, error) {
 		var ir activities.InstrumentResult
 		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(c, instrumentOpts), a.InstrumentProgram,
-			activities.InstrumentInput{SampleID: id}).Get(c, &ir); err != nil {
+			activities.InstrumentInput{Run: in.Run, SampleID: id}).Get(c, &ir); err != nil {
 			return activities.ExecuteResult{}, err
 		}
 		var res activities.ExecuteResult
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(c, executeOpts), a.ExecuteProgram,
-			activities.ExecuteInput{Task: in.Task, SampleID: id, Split: split}).Get(c, &res)
+			activities.ExecuteInput{Run: in.Run, Task: in.Task, SampleID: id, Split: split}).Get(c, &res)
 		return res, err
 	}
 
@@ -159,39 +227,56 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	var pending []*running
 	launch := func(id string, iter int) {
 		cctx, cancel := workflow.WithCancel(ctx)
-		pending = append(pending, &running{id: id, iter: iter, cancel: cancel})
+		r := &running{id: id, iter: iter, cancel: cancel}
+		pending = append(pending, r)
 		workflow.Go(cctx, func(gctx workflow.Context) {
 			res, err := execute(gctx, id, in.Split())
-			o := outcome{ID: id, Result: res}
+			o := outcome{ID: id, Result: res, Stale: r.stale}
 			if err != nil {
 				o.Err = err.Error()
 			}
 			results.Send(gctx, o)
 		})
 	}
-
-	var history []activities.IterationMetrics
-	var best *float64
+	receive := func() outcome {
+		var o outcome
+		results.Receive(ctx, &o)
+		for k, p := range pending {
+			if p.id == o.ID {
+				pending = append(pending[:k], pending[k+1:]...)
+				break
+			}
+		}
+		st.SamplesDone++
+		return o
+	}
 	better := func(s float64) bool {
-		if best == nil {
+		if st.Best == nil {
 			return true
 		}
-		if init.Task.LowerIsBetter {
-			return s < *best
+		if st.Task.LowerIsBetter {
+			return s < *st.Best
 		}
-		return s > *best
+		return s > *st.Best
 	}
-	for it := 1; it <= in.Iterations; it++ {
-		progress.Phase, progress.Iteration = "sampling", it
-		need := in.Batch*in.Oversample - len(pending)
+
+	segmentStart := st.Iteration
+	for st.Iteration < in.Iterations {
+		drainSignals()
+		if stopping {
+			break
+		}
+		it := st.Iteration + 1
+		need := in.Batch*in.Oversample - len(pending) - len(st.Carry)
 		if need > 0 {
 			ids := make([]string, need)
 			for k := range ids {
 				ids[k] = fmt.Sprintf("it%04d-s%03d", it, k)
 			}
+			publish("sampling", len(pending))
 			var refs []activities.SampleRef
 			if err := workflow.ExecuteActivity(gpuCtx, a.SamplePrograms, activities.SampleInput{
-				Task: in.Task, Descriptor: init.Task, Checkpoint: checkpoint, Iteration: it, IDs: ids,
+				Run: in.Run, Task: in.Task, Descriptor: st.Task, Checkpoint: st.Checkpoint, Iteration: it, IDs: ids,
 				Purpose: activities.PurposeTrain, ImproveFraction: in.ImproveFraction, Buffer: activities.BufferKey, Seed: in.Seed,
 			}).Get(ctx, &refs); err != nil {
 				return TrainResult{}, err
@@ -201,46 +286,48 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			}
 		}
 		for _, p := range pending {
-			if in.StalenessIterations > 0 && it-p.iter > in.StalenessIterations {
-				p.cancel() // reported below as a stale timeout
+			if in.StalenessIterations > 0 && it-p.iter > in.StalenessIterations && !p.stale {
+				p.stale = true
+				p.cancel() // its partial result arrives as a stale outcome
 			}
 		}
-		progress.Phase, progress.InFlight = "executing", len(pending)
+		publish("executing", len(pending))
 
+		// Completed results carried over from the previous segment count first.
 		var done []outcome
+		for len(st.Carry) > 0 && len(done) < in.Batch {
+			done = append(done, outcome{ID: st.Carry[0].SampleID, Result: st.Carry[0]})
+			st.Carry = st.Carry[1:]
+		}
 		for len(done) < in.Batch {
-			var o outcome
-			results.Receive(ctx, &o)
-			for k, p := range pending {
-				if p.id == o.ID {
-					pending = append(pending[:k], pending[k+1:]...)
-					break
-				}
-			}
-			done = append(done, o)
-			progress.SamplesDone++
-			progress.InFlight = len(pending)
+			done = append(done, receive())
+			publish("executing", len(pending))
 		}
 
-		var ok []string
-		m := activities.IterationMetrics{Iteration: it, Samples: len(done), InFlight: len(pending)}
+		var ok, stale []string
+		m := activities.IterationMetrics{Iteration: it, InFlight: len(pending)}
 		var firstErr string
 		for _, o := range done {
-			if o.Err != "" {
+			switch {
+			case o.Stale:
+				stale = append(stale, o.ID)
+				m.Stale++
+				st.Stale++
+			case o.Err != "":
 				if firstErr == "" {
 					firstErr = o.Err
 				}
 				logger.Warn("execution did not complete", "sample", o.ID, "error", o.Err)
-				continue
-			}
-			ok = append(ok, o.ID)
-			m.MeanReward += o.Result.Reward
-			m.MeanDuration += o.Result.DurationS
-			if o.Result.Valid {
-				m.ValidRate++
-				if o.Result.Score != nil && better(*o.Result.Score) {
-					s := *o.Result.Score
-					best = &s
+			default:
+				ok = append(ok, o.ID)
+				m.MeanReward += o.Result.Reward
+				m.MeanDuration += o.Result.DurationS
+				if o.Result.Valid {
+					m.ValidRate++
+					if o.Result.Score != nil && better(*o.Result.Score) {
+						s := *o.Result.Score
+						st.Best = &s
+					}
 				}
 			}
 		}
@@ -248,41 +335,74 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			return TrainResult{}, fmt.Errorf("iteration %d: no execution completed (first error: %s)", it, firstErr)
 		}
 		n := float64(len(ok))
+		m.Samples = len(ok)
 		m.MeanReward /= n
 		m.MeanDuration /= n
 		m.ValidRate /= n
-		m.BestScore = best
+		m.BestScore = st.Best
 
-		progress.Phase = "updating"
+		publish("updating", len(pending))
 		var up activities.UpdateResult
 		if err := workflow.ExecuteActivity(gpuCtx, a.UpdatePolicy, activities.UpdateInput{
-			Checkpoint: checkpoint, Iteration: it, SampleIDs: ok, PPO: in.PPO, Seed: in.Seed, Metrics: m,
+			Run: in.Run, Checkpoint: st.Checkpoint, Iteration: it, SampleIDs: ok, Stale: stale, PPO: in.PPO, Seed: in.Seed, Metrics: m,
 		}).Get(ctx, &up); err != nil {
 			return TrainResult{}, err
 		}
-		checkpoint = up.Checkpoint
+		st.Checkpoint = up.Checkpoint
 		m.PPO = up.Stats
 		if err := workflow.ExecuteActivity(gpuCtx, a.RefreshBuffer, activities.BufferInput{
-			Buffer: activities.BufferKey, SampleIDs: ok, Capacity: in.BufferCapacity,
+			Run: in.Run, Buffer: activities.BufferKey, SampleIDs: ok, Capacity: in.BufferCapacity,
 		}).Get(ctx, nil); err != nil {
 			return TrainResult{}, err
 		}
-		history = append(history, m)
-		progress.History, progress.BestScore = history, best
+		st.Iteration = it
+		st.Recent = append(st.Recent, m)
+		if len(st.Recent) > recentKept {
+			st.Recent = st.Recent[len(st.Recent)-recentKept:]
+		}
+		st.MaxHistory = max(st.MaxHistory, workflow.GetInfo(ctx).GetCurrentHistoryLength())
+		publish("iteration done", len(pending))
+
+		if st.Iteration < in.Iterations && !stopping &&
+			(st.Iteration-segmentStart >= in.ContinueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
+			// Hand over: wait for in-flight work, carry its results (none is lost or counted
+			// twice), store the state and start a fresh history.
+			publish("draining for continue-as-new", len(pending))
+			for len(pending) > 0 {
+				o := receive()
+				if o.Err == "" && !o.Stale {
+					st.Carry = append(st.Carry, o.Result)
+				}
+			}
+			var key string
+			if err := workflow.ExecuteActivity(localCtx, a.SaveState, activities.SaveStateInput{Run: in.Run, State: st}).Get(ctx, &key); err != nil {
+				return TrainResult{}, err
+			}
+			next := in
+			next.StateKey = key
+			return TrainResult{}, workflow.NewContinueAsNewError(ctx, Train, next)
+		}
+	}
+	if stopping {
+		// A graceful stop finishes the work in flight (its results are stored) before evaluating.
+		publish("stopping: finishing in-flight work", len(pending))
+		for len(pending) > 0 {
+			receive()
+		}
 	}
 	for _, p := range pending {
+		p.stale = true
 		p.cancel() // stragglers of the last iteration are not needed any more
 	}
 	pending = nil
-	progress.InFlight = 0
 
 	// Best of K: scratch samples, then one improve sample for each, keep the best valid one by
 	// the selection split's score.
-	progress.Phase = "evaluating"
+	publish("evaluating", 0)
 	evalRun := func(purpose string, ids, improveOf []string) ([]activities.ExecuteResult, error) {
 		var refs []activities.SampleRef
 		if err := workflow.ExecuteActivity(gpuCtx, a.SamplePrograms, activities.SampleInput{
-			Task: in.Task, Descriptor: init.Task, Checkpoint: checkpoint, Iteration: in.Iterations, IDs: ids,
+			Run: in.Run, Task: in.Task, Descriptor: st.Task, Checkpoint: st.Checkpoint, Iteration: st.Iteration, IDs: ids,
 			Purpose: purpose, ImproveOf: improveOf, Seed: in.Seed,
 		}).Get(ctx, &refs); err != nil {
 			return nil, err
@@ -333,29 +453,30 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		if !r.Valid || r.Score == nil {
 			continue
 		}
-		if chosen == nil || (init.Task.LowerIsBetter && *r.Score < *chosen.Score) || (!init.Task.LowerIsBetter && *r.Score > *chosen.Score) {
+		if chosen == nil || (st.Task.LowerIsBetter && *r.Score < *chosen.Score) || (!st.Task.LowerIsBetter && *r.Score > *chosen.Score) {
 			r := r
 			chosen = &r
 		}
 	}
-	result := TrainResult{Iterations: history}
+	result := TrainResult{Iterations: st.Recent, Stopped: stopping}
 	if chosen != nil {
-		progress.Phase = "final grading"
+		publish("final grading", 0)
 		var fg activities.FinalGradeResult
 		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, executeOpts), a.FinalGrade, activities.FinalGradeInput{
-			Task: in.Task, SampleID: chosen.SampleID, Protocol: in.Protocol}).Get(ctx, &fg); err != nil {
+			Run: in.Run, Task: in.Task, SampleID: chosen.SampleID, Protocol: in.Protocol}).Get(ctx, &fg); err != nil {
 			return TrainResult{}, err
 		}
 		result.Final = &fg
 	}
-	progress.Phase = "reporting"
-	settings := fmt.Sprintf("iterations=%d B=%d m=%d K=%d seed=%d duration-weight=%v", in.Iterations, in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight)
+	publish("reporting", 0)
+	settings := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v", in.Iterations, st.Iteration,
+		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight)
 	if err := workflow.ExecuteActivity(localCtx, a.Report, activities.ReportInput{
-		RunID: in.RunID, Task: in.Task, Protocol: in.Protocol, Settings: settings, Final: result.Final,
-		Selection: chosen, Iterations: history, EvalCount: len(scratch) + len(improved),
+		Run: in.Run, Task: in.Task, Protocol: in.Protocol, Settings: settings, Final: result.Final,
+		Selection: chosen, EvalCount: len(scratch) + len(improved),
 	}).Get(ctx, &result.Report); err != nil {
 		return TrainResult{}, err
 	}
-	progress.Phase = "done"
+	publish("done", 0)
 	return result, nil
 }

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,7 +10,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"mlerl/activities"
 	"mlerl/model"
@@ -17,9 +21,9 @@ import (
 )
 
 func input() TrainInput {
-	return TrainInput{RunID: "r", Task: "leaf-classification", Iterations: 3, Batch: 4, Oversample: 2,
+	return TrainInput{Run: "r", Task: "leaf-classification", Iterations: 3, Batch: 4, Oversample: 2,
 		Protocol: ProtocolLeakFree, Seed: 1, EvalSamples: 2, StalenessIterations: 2, BufferCapacity: 8,
-		ImproveFraction: 0.5, ExecTimeout: time.Hour, Policy: model.DefaultConfig(), PPO: ppo.Paper()}
+		ImproveFraction: 0.5, ExecTimeout: time.Hour, ContinueEvery: 100, Policy: model.DefaultConfig(), PPO: ppo.Paper()}
 }
 
 // fakeRun mocks every activity; executions take a duration that depends on the sample so that
@@ -30,6 +34,9 @@ type fakeRun struct {
 	updates  []activities.UpdateInput
 	executed []string
 	final    string
+	states   map[string]activities.RunState // SaveState's store
+	calls    int                            // activity executions
+	maxCalls int                            // the most activity executions in one segment
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -37,6 +44,11 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env := suite.NewTestWorkflowEnvironment()
 	var a *activities.Activities
 	env.RegisterWorkflow(Train)
+	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) {
+		f.mu.Lock()
+		f.calls++
+		f.mu.Unlock()
+	})
 	env.OnActivity(a.InitPolicy, mock.Anything, mock.Anything).Return(activities.InitPolicyResult{
 		Checkpoint: activities.CheckpointKey(0), Task: model.Task{LowerIsBetter: true}}, nil)
 	env.OnActivity(a.SamplePrograms, mock.Anything, mock.Anything).Return(
@@ -78,6 +90,23 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			return activities.FinalGradeResult{SampleID: in.SampleID}, nil
 		})
 	env.OnActivity(a.Report, mock.Anything, mock.Anything).Return(activities.ReportResult{Table: "t"}, nil)
+	env.OnActivity(a.SaveState, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.SaveStateInput) (string, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.states == nil {
+				f.states = map[string]activities.RunState{}
+			}
+			key := fmt.Sprintf("state-%d", in.State.Segments)
+			f.states[key] = in.State
+			return key, nil
+		})
+	env.OnActivity(a.LoadState, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.LoadStateInput) (activities.RunState, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return f.states[in.Key], nil
+		})
 	return env
 }
 
@@ -181,4 +210,147 @@ func TestTrainRejectsBadInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "batch must be at least 1") {
 		t.Fatalf("want a clear bad-input error, got %v", err)
 	}
+}
+
+// runSegments runs Train to the end, following continue-as-new, and returns the result and the
+// number of segments.
+func runSegments(t *testing.T, f *fakeRun, in TrainInput, duration func(string) time.Duration) (TrainResult, int) {
+	t.Helper()
+	f.maxCalls = 0
+	for segments := 1; segments < 1000; segments++ {
+		before := f.calls
+		env := newEnv(t, f, duration, func(string) *float64 { return nil })
+		env.ExecuteWorkflow(Train, in)
+		f.maxCalls = max(f.maxCalls, f.calls-before)
+		err := env.GetWorkflowError()
+		var can *workflow.ContinueAsNewError
+		if errors.As(err, &can) {
+			var next TrainInput
+			if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+				t.Fatal(err)
+			}
+			in = next
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res TrainResult
+		env.GetWorkflowResult(&res)
+		return res, segments
+	}
+	t.Fatal("too many segments")
+	return TrainResult{}, 0
+}
+
+func TestContinueAsNewLosesAndRepeatsNothing(t *testing.T) {
+	f := &fakeRun{}
+	in := input()
+	in.Iterations, in.ContinueEvery, in.StalenessIterations = 7, 3, 0
+	// Some samples straggle, so the drain before each continue-as-new has work to hand over.
+	_, segments := runSegments(t, f, in, func(id string) time.Duration {
+		if strings.HasSuffix(id, "0") {
+			return 50 * time.Millisecond
+		}
+		return time.Millisecond
+	})
+	if segments != 3 {
+		t.Fatalf("7 iterations, 3 per segment: want 3 segments, got %d", segments)
+	}
+	if len(f.updates) != 7 {
+		t.Fatalf("want 7 updates, got %d", len(f.updates))
+	}
+	used := map[string]int{}
+	for i, u := range f.updates {
+		if u.Iteration != i+1 || len(u.SampleIDs) != 4 {
+			t.Fatalf("update %d: iteration %d with %d samples", i, u.Iteration, len(u.SampleIDs))
+		}
+		if i > 0 && u.Checkpoint != activities.CheckpointKey(i) {
+			t.Fatalf("iteration %d started from %s after a continue-as-new", u.Iteration, u.Checkpoint)
+		}
+		for _, id := range u.SampleIDs {
+			used[id]++
+		}
+	}
+	for id, n := range used {
+		if n != 1 {
+			t.Fatalf("sample %s used by %d updates", id, n)
+		}
+	}
+	// Everything executed before the last segment was either used or is still carried.
+	executed := map[string]bool{}
+	for _, id := range f.executed {
+		executed[id] = true
+	}
+	for _, st := range f.states {
+		for _, c := range st.Carry {
+			if !executed[c.SampleID] {
+				t.Fatalf("carried sample %s never executed", c.SampleID)
+			}
+		}
+	}
+}
+
+func TestTwoHundredIterationsKeepHistoriesSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: 200 iterations in -short mode")
+	}
+	f := &fakeRun{}
+	in := input()
+	in.Iterations, in.ContinueEvery, in.Batch, in.Oversample = 200, 10, 2, 2
+	_, segments := runSegments(t, f, in, func(string) time.Duration { return 0 })
+	if segments != 20 || len(f.updates) != 200 {
+		t.Fatalf("%d segments, %d updates", segments, len(f.updates))
+	}
+	// The test environment keeps no event history, so bound it: each activity adds at most three
+	// events (scheduled, started, closed) plus a workflow task's three, and a segment has a few
+	// more of its own. Temporal suggests continuing as new at 4,096 events (and stops at 51,200).
+	bound := 6*f.maxCalls + 20
+	if bound > 1000 {
+		t.Fatalf("a segment ran %d activities: up to %d history events, not well under 4,096", f.maxCalls, bound)
+	}
+	t.Logf("at most %d activities per segment, so at most %d history events", f.maxCalls, bound)
+}
+
+func TestPauseResumeAndStopSignals(t *testing.T) {
+	t.Run("pause until resumed", func(t *testing.T) {
+		f := &fakeRun{}
+		env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { return nil })
+		start := env.Now()
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(PauseSignal, nil) }, 0)
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(ProgressQuery)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			var p Progress
+			v.Get(&p)
+			if !p.Paused || p.Phase != "paused" {
+				t.Errorf("an hour after pausing: %+v", p)
+			}
+			env.SignalWorkflow(ResumeSignal, nil)
+		}, time.Hour)
+		env.ExecuteWorkflow(Train, input())
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.updates) != 3 || env.Now().Sub(start) < time.Hour {
+			t.Fatalf("%d updates after %v: the run must wait for resume, then finish", len(f.updates), env.Now().Sub(start))
+		}
+	})
+	t.Run("stop evaluates and reports early", func(t *testing.T) {
+		f := &fakeRun{}
+		env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { return nil })
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(StopSignal, nil) }, 0)
+		env.ExecuteWorkflow(Train, input())
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		var res TrainResult
+		env.GetWorkflowResult(&res)
+		if !res.Stopped || len(f.updates) != 0 || res.Report.Table == "" {
+			t.Fatalf("stopped %v after %d updates, report %q", res.Stopped, len(f.updates), res.Report.Table)
+		}
+	})
 }

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"mlerl/activities"
+	"mlerl/artifacts"
+	"mlerl/instrument"
+	"mlerl/sandbox"
+	"mlerl/tasks"
+	"mlerl/worker"
+	"mlerl/workflows"
+)
+
+// dialRun connects to the server a run last used.
+func dialRun(ctx context.Context, runDir string) (client.Client, runInfo, error) {
+	info, err := readRunInfo(runDir)
+	if err != nil {
+		return nil, info, err
+	}
+	address := info.External
+	if address == "" {
+		address = info.Address
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := client.DialContext(dctx, client.Options{HostPort: address, Namespace: info.Namespace, Logger: quiet{}})
+	if err != nil {
+		if info.External == "" {
+			return nil, info, fmt.Errorf("the run's embedded Temporal server is not running (last at %s): `starter resume %s` starts it and continues the run", address, runDir)
+		}
+		return nil, info, fmt.Errorf("Temporal is unreachable at %s: %w", address, err)
+	}
+	return c, info, nil
+}
+
+func oneRunArg(name string, args []string) (string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if fs.NArg() != 1 {
+		return "", fmt.Errorf("usage: starter %s RUN_DIR", name)
+	}
+	return fs.Arg(0), nil
+}
+
+func statusCommand(ctx context.Context, args []string, out io.Writer) error {
+	runDir, err := oneRunArg("status", args)
+	if err != nil {
+		return err
+	}
+	c, info, err := dialRun(ctx, runDir)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	desc, err := c.DescribeWorkflowExecution(ctx, info.WorkflowID, "")
+	if err != nil {
+		return fmt.Errorf("workflow %s: %w", info.WorkflowID, err)
+	}
+	status := strings.ToLower(strings.TrimPrefix(desc.WorkflowExecutionInfo.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
+	fmt.Fprintf(out, "run %s (%s): workflow %s is %s\n", info.Input.Run, info.Task, info.WorkflowID, status)
+	if info.UIURL != "" {
+		fmt.Fprintf(out, "Web UI: %s\n", info.UIURL)
+	}
+	if status != "running" {
+		return nil
+	}
+	p, err := queryProgress(ctx, c, info.WorkflowID)
+	if err != nil {
+		return fmt.Errorf("querying progress: %w (is a worker running? `starter resume %s` starts one)", err, runDir)
+	}
+	best := "-"
+	if p.BestScore != nil {
+		best = fmt.Sprintf("%.5f", *p.BestScore)
+	}
+	fmt.Fprintf(out, "phase %s; iteration %d of %d; samples done %d, in flight %d, stale %d; best score %s; mean reward %.3f; mean exec %.1fs; history segment %d\n",
+		p.Phase, p.Iteration, p.Iterations, p.SamplesDone, p.InFlight, p.Stale, best, p.MeanReward, p.MeanSeconds, p.Segment)
+	for _, m := range p.History {
+		fmt.Fprintln(out, "  "+iterationLine(m, p.Iterations))
+	}
+	return nil
+}
+
+// signalCommand sends stop, pause or resume to a running run.
+func signalCommand(ctx context.Context, name, signal string, args []string, out io.Writer) error {
+	runDir, err := oneRunArg(name, args)
+	if err != nil {
+		return err
+	}
+	c, info, err := dialRun(ctx, runDir)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.SignalWorkflow(ctx, info.WorkflowID, "", signal, nil); err != nil {
+		return fmt.Errorf("signalling %s: %w", info.WorkflowID, err)
+	}
+	switch signal {
+	case workflows.StopSignal:
+		fmt.Fprintln(out, "stop sent: the run finishes its in-flight programs, evaluates, reports and ends")
+	case workflows.PauseSignal:
+		fmt.Fprintf(out, "pause sent: the run finishes this iteration and waits; `starter resume %s` continues it\n", runDir)
+	}
+	return nil
+}
+
+// workerCommand serves task queues of any run from this process: more sandbox slots on another
+// machine, or a separate "gpu" worker.
+func workerCommand(ctx context.Context, args []string, out io.Writer) error {
+	var tf taskFlags
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	tf.register(fs)
+	address := fs.String("temporal-address", "127.0.0.1:7233", "host:port of the Temporal frontend")
+	namespace := fs.String("namespace", "default", "Temporal namespace")
+	roles := fs.String("queues", "exec", "comma-separated roles: workflows, exec (sandbox executions), gpu (sampling and updates)")
+	slots := fs.Int("slots", 2, "sandbox slots (programs run at once) for the exec role")
+	runs := fs.String("runs", "runs", "folder holding the run directories (shared with the starter, e.g. over NFS)")
+	unsafe := fs.Bool("unsafe-no-sandbox", false, "run agents' programs WITHOUT bubblewrap")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	reg, err := tf.registry()
+	if err != nil {
+		return err
+	}
+	var sb sandbox.Sandbox
+	list := strings.Split(*roles, ",")
+	for _, r := range list {
+		if strings.TrimSpace(r) == worker.RoleExec {
+			if sb, err = sandbox.NewLocal(tf.python, *unsafe); err != nil {
+				return err
+			}
+		}
+	}
+	root, err := filepath.Abs(*runs)
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	c, err := client.DialContext(dctx, client.Options{HostPort: *address, Namespace: *namespace, Logger: quiet{}})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("Temporal is unreachable at %s: %w", *address, err)
+	}
+	defer c.Close()
+	acts := &activities.Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb,
+		Instrumenter: instrument.AST{Python: tf.python}, Tasks: reg, Layout: tasks.Layout{DataDir: tf.dataDir},
+		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
+	for i := range list {
+		list[i] = strings.TrimSpace(list[i])
+	}
+	ws, err := worker.Start(worker.Options{Client: c, Activities: acts, Slots: *slots, Roles: list})
+	if err != nil {
+		return err
+	}
+	defer ws.Stop()
+	fmt.Fprintf(out, "worker serving %s at %s (%d slots, runs under %s); Ctrl-C stops it\n", *roles, *address, *slots, root)
+	<-ctx.Done()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return nil
+	}
+	return ctx.Err()
+}
+
+// quiet drops the SDK client's logging for short control commands.
+type quiet struct{}
+
+func (quiet) Debug(string, ...interface{}) {}
+func (quiet) Info(string, ...interface{})  {}
+func (quiet) Warn(string, ...interface{})  {}
+func (quiet) Error(string, ...interface{}) {}
