@@ -449,6 +449,7 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 	}
 	m := in.Metrics
 	m.PPO = stats
+	m.Used = append(append([]string(nil), in.SampleIDs...), in.Stale...)
 	if err := writeMetrics(ctx, store, m); err != nil {
 		return UpdateResult{}, err
 	}

@@ -112,6 +112,7 @@ type IterationMetrics struct {
 	InFlight     int         `json:"in_flight"`
 	Stale        int         `json:"stale"`
 	PPO          model.Stats `json:"ppo"`
+	Used         []string    `json:"used,omitempty"` // the samples the update used (stored lines only)
 }
 
 // UpdateInput asks for a PPO update on completed samples.

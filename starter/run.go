@@ -35,7 +35,7 @@ import (
 type runFlags struct {
 	taskFlags
 	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery int
-	protocol, out, temporalAddress, namespace                                              string
+	protocol, out, temporalAddress, namespace, workerRoles                                 string
 	seed                                                                                   uint64
 	improveFraction                                                                        float64
 	noDurationWeight, unsafeNoSandbox, detach                                              bool
@@ -60,6 +60,11 @@ func (f *runFlags) validate() error {
 	case f.improveFraction < 0 || f.improveFraction > 1:
 		return fmt.Errorf("--improve-fraction must be in [0, 1], got %v", f.improveFraction)
 	}
+	for _, r := range strings.Split(f.workerRoles, ",") {
+		if r != worker.RoleWorkflows && r != worker.RoleExec && r != worker.RoleGPU {
+			return fmt.Errorf("--worker-roles: unknown role %q (use workflows, exec, gpu)", r)
+		}
+	}
 	return nil
 }
 
@@ -75,6 +80,7 @@ type runInfo struct {
 	Python     string               `json:"python"`
 	Slots      int                  `json:"slots"`
 	Unsafe     bool                 `json:"unsafe_no_sandbox"`
+	Roles      []string             `json:"worker_roles"`
 	Input      workflows.TrainInput `json:"input"`
 }
 
@@ -117,6 +123,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.namespace, "namespace", "default", "Temporal namespace")
 	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
 	fs.BoolVar(&f.unsafeNoSandbox, "unsafe-no-sandbox", false, "run agents' programs WITHOUT bubblewrap (only where namespaces are unavailable)")
+	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -152,7 +159,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	run := filepath.Base(runDir)
 	dataDir, _ := filepath.Abs(f.dataDir)
 	info := runInfo{WorkflowID: "train-" + run, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
-		DataDir: dataDir, Python: f.python, Slots: f.slots, Unsafe: f.unsafeNoSandbox,
+		DataDir: dataDir, Python: f.python, Slots: f.slots, Unsafe: f.unsafeNoSandbox, Roles: strings.Split(f.workerRoles, ","),
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ContinueEvery: f.continueEvery,
@@ -295,7 +302,7 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 		Instrumenter: instrument.AST{Python: info.Python}, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: info.DataDir},
 		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
 	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots,
-		Roles: []string{worker.RoleWorkflows, worker.RoleExec, worker.RoleGPU}})
+		Roles: info.Roles})
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,8 @@ func Start(o Options) (*Workers, error) {
 			w = sdkworker.New(o.Client, activities.WorkflowQueue, sdkworker.Options{})
 			w.RegisterWorkflow(workflows.Train)
 			w.RegisterActivity(a.Report)
+			w.RegisterActivity(a.SaveState)
+			w.RegisterActivity(a.LoadState)
 		case RoleExec:
 			w = sdkworker.New(o.Client, activities.ExecQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.Slots})
 			w.RegisterActivity(a.InstrumentProgram)

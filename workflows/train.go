@@ -141,7 +141,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	infraRetry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrBadInput}}
 	gpuOpts := workflow.ActivityOptions{TaskQueue: activities.GPUQueue, StartToCloseTimeout: 30 * time.Minute, RetryPolicy: infraRetry}
-	instrumentOpts := workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: 2 * time.Minute, RetryPolicy: infraRetry}
+	// Instrumenting takes well under a second; a short timeout retries a lost worker's quickly.
+	instrumentOpts := workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: 30 * time.Second, RetryPolicy: infraRetry}
 	// A program's own failure or timeout is a result; only a lost worker or a broken sandbox
 	// retries, which the heartbeat timeout detects within seconds. Cancellation waits for the
 	// activity so a stale program's partial result is stored before the update reads it.

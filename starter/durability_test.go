@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"mlerl/activities"
+	"mlerl/internal/testenv"
+)
+
+// syncBuffer is an output the run writes from its goroutine while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func buildStarter(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "starter")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building starter: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// metricsOf reads metrics.jsonl and checks that no sample fed two updates.
+func metricsOf(t *testing.T, runDir string) []activities.IterationMetrics {
+	t.Helper()
+	b, _ := os.ReadFile(filepath.Join(runDir, "metrics.jsonl"))
+	var out []activities.IterationMetrics
+	used := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var m activities.IterationMetrics
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range m.Used {
+			used[id]++
+			if _, err := os.Stat(filepath.Join(runDir, "samples", id, "result.json")); err != nil {
+				t.Errorf("sample %s fed an update but has no result", id)
+			}
+		}
+		out = append(out, m)
+	}
+	for id, n := range used {
+		if n > 1 {
+			t.Errorf("sample %s was counted by %d updates", id, n)
+		}
+	}
+	return out
+}
+
+// Kill the only execution worker in the middle of an iteration: its executions are retried on a
+// new worker once their heartbeats stop, and the run finishes with every sample counted once.
+func TestKilledWorkerLosesNoSample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: multi-process durability test in -short mode")
+	}
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	ctx := context.Background()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{ExistingPath: testenv.TemporalCLI(t), LogLevel: "error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	bin := buildStarter(t)
+	runsRoot := t.TempDir()
+	runDir := filepath.Join(runsRoot, "run")
+	startWorker := func() *exec.Cmd {
+		cmd := exec.Command(bin, "worker", "--temporal-address", srv.FrontendHostPort(), "--queues", "exec",
+			"--slots", "2", "--runs", runsRoot, "--data-dir", dataDir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	kill := func(cmd *exec.Cmd) { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }
+	first := startWorker()
+
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4",
+			"--continue-every", "2", "--eval-samples", "1", "--worker-roles", "workflows,gpu",
+			"--temporal-address", srv.FrontendHostPort(), "--data-dir", dataDir, "--out", runDir}, out)
+	}()
+	// Kill as soon as the first programs are being executed.
+	waitFor(t, "the first execution", 2*time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(runDir, "samples", "*", "instrumented.py"))
+		return len(m) > 0
+	})
+	kill(first)
+	second := startWorker()
+	defer kill(second)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run failed: %v\n%s", err, out.String())
+		}
+	case <-time.After(8 * time.Minute):
+		t.Fatalf("the run did not finish after the worker was replaced\n%s", out.String())
+	}
+	ms := metricsOf(t, runDir)
+	if len(ms) != 3 {
+		t.Fatalf("%d iterations recorded, want 3\n%s", len(ms), out.String())
+	}
+	for _, m := range ms {
+		if len(m.Used) != 4 {
+			t.Errorf("iteration %d used %d samples, want B=4", m.Iteration, len(m.Used))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(runDir, "state", "segment-0000.json")); err != nil {
+		t.Errorf("the run should have continued as new after 2 iterations: %v", err)
+	}
+}
+
+// Stop the process serving an embedded run (its dev server and worker with it) mid-run; `starter
+// status` then says how to continue, and `starter resume` restarts the server on the same SQLite
+// file and finishes the run with no sample lost or counted twice.
+func TestRunSurvivesServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: server restart test in -short mode")
+	}
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	t.Setenv("MLERL_TEMPORAL_CLI", testenv.TemporalCLI(t))
+	runDir := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4",
+			"--eval-samples", "1", "--data-dir", dataDir, "--out", runDir}, out)
+	}()
+	waitFor(t, "the first iteration", 3*time.Minute, func() bool {
+		b, _ := os.ReadFile(filepath.Join(runDir, "metrics.jsonl"))
+		return strings.Count(string(b), "\n") >= 1
+	})
+	cancel()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "starter resume") {
+		t.Fatalf("an interrupted run must say how to continue: %v", err)
+	}
+	var status bytes.Buffer
+	if err := statusCommand(context.Background(), []string{runDir}, &status); err == nil || !strings.Contains(err.Error(), "starter resume") {
+		t.Fatalf("status of a stopped embedded run: %v", err)
+	}
+	out2 := &syncBuffer{}
+	if err := resumeCommand(context.Background(), []string{runDir}, out2); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out2.String())
+	}
+	if ms := metricsOf(t, runDir); len(ms) != 3 {
+		t.Fatalf("%d iterations recorded after the restart, want 3\n%s", len(ms), out2.String())
+	}
+	if !strings.Contains(out2.String(), "graded on the private test answers") {
+		t.Fatalf("the resumed run must end with the report:\n%s", out2.String())
+	}
+}
