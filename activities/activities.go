@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -224,7 +225,7 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 			}
 			prompt, prevID = model.Prompt{Kind: model.KindImprove, Prev: &prev}, in.ImproveOf[i]
 		case in.Purpose == PurposeTrain && len(buffer) > 0 && rng.Float64() < in.ImproveFraction:
-			e := buffer[rng.IntN(len(buffer))]
+			e := pickPrevious(buffer, in.ImproveFrom, rng)
 			prev := e.Prev
 			prompt, prevID = model.Prompt{Kind: model.KindImprove, Prev: &prev}, e.SampleID
 		}
@@ -510,6 +511,47 @@ func (a *Activities) RefreshBuffer(ctx context.Context, in BufferInput) (BufferR
 		return BufferResult{}, err
 	}
 	return BufferResult{Size: len(buffer)}, nil
+}
+
+// Which previous solution an improve prompt builds on (SampleInput.ImproveFrom).
+const (
+	ImproveMixed       = "mixed"        // uniform over the buffer: its best half and its most recent half
+	ImproveBest        = "best"         // one of the highest-reward entries
+	ImproveRecent      = "recent"       // one of the newest entries
+	ImproveFailedClose = "failed-close" // a failed program that got furthest (most markers)
+)
+
+// ImproveStrategies lists the valid ImproveFrom values.
+var ImproveStrategies = []string{ImproveMixed, ImproveBest, ImproveRecent, ImproveFailedClose}
+
+// pickPrevious draws the previous solution for an improve prompt; the buffer is in insertion
+// order (oldest first) after trimming.
+func pickPrevious(buffer []bufferEntry, strategy string, rng *rand.Rand) bufferEntry {
+	const pool = 4
+	byReward := func() []bufferEntry {
+		c := append([]bufferEntry(nil), buffer...)
+		sort.SliceStable(c, func(i, j int) bool { return c[i].Prev.Reward > c[j].Prev.Reward })
+		return c
+	}
+	var cands []bufferEntry
+	switch strategy {
+	case ImproveBest:
+		cands = byReward()
+	case ImproveRecent:
+		cands = append([]bufferEntry(nil), buffer...)
+		slices.Reverse(cands)
+	case ImproveFailedClose:
+		for _, e := range buffer {
+			if !e.Prev.Valid {
+				cands = append(cands, e)
+			}
+		}
+		sort.SliceStable(cands, func(i, j int) bool { return cands[i].Prev.LastMarker > cands[j].Prev.LastMarker })
+	}
+	if len(cands) == 0 { // mixed, or nothing fits the strategy yet
+		return buffer[rng.IntN(len(buffer))]
+	}
+	return cands[rng.IntN(min(pool, len(cands)))]
 }
 
 func trimBuffer(b []bufferEntry, capacity int) []bufferEntry {

@@ -2,6 +2,8 @@ package activities
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +106,25 @@ func TestDescribeTaskReadsCSVAndJSON(t *testing.T) {
 		got, err := describeTask(spec, tasks.Layout{DataDir: testenv.PreparedData(t, c.id)})
 		if err != nil || got != c.want {
 			t.Errorf("%s: %+v %v, want %+v", c.id, got, err, c.want)
+		}
+	}
+}
+
+func TestPickPreviousFollowsTheStrategy(t *testing.T) {
+	var b []bufferEntry
+	for i := 0; i < 10; i++ {
+		b = append(b, bufferEntry{SampleID: fmt.Sprint(i), Prev: model.Previous{Reward: float64(i % 5), Valid: i%2 == 0, LastMarker: i}})
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for k := 0; k < 50; k++ {
+		if e := pickPrevious(b, ImproveBest, rng); e.Prev.Reward < 3 {
+			t.Fatalf("best picked reward %v", e.Prev.Reward)
+		}
+		if e := pickPrevious(b, ImproveRecent, rng); e.SampleID < "6" {
+			t.Fatalf("recent picked %s", e.SampleID)
+		}
+		if e := pickPrevious(b, ImproveFailedClose, rng); e.Prev.Valid || e.Prev.LastMarker < 3 {
+			t.Fatalf("failed-close picked %+v", e.Prev)
 		}
 	}
 }

@@ -52,7 +52,8 @@ type SampleInput struct {
 	Iteration       int        `json:"iteration"`
 	IDs             []string   `json:"ids"`
 	Purpose         string     `json:"purpose"`
-	ImproveFraction float64    `json:"improve_fraction"` // train: share of improve prompts when the buffer has entries
+	ImproveFraction float64    `json:"improve_fraction"`       // train: share of improve prompts when the buffer has entries
+	ImproveFrom     string     `json:"improve_from,omitempty"` // train: which buffer entry an improve prompt builds on
 	Buffer          string     `json:"buffer,omitempty"`
 	ImproveOf       []string   `json:"improve_of,omitempty"` // eval-improve: the sample each new one improves
 	Seed            uint64     `json:"seed"`

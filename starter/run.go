@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -35,7 +36,7 @@ import (
 type runFlags struct {
 	taskFlags
 	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery int
-	protocol, out, temporalAddress, namespace, workerRoles                                 string
+	protocol, out, temporalAddress, namespace, workerRoles, improveFrom                    string
 	seed                                                                                   uint64
 	improveFraction                                                                        float64
 	noDurationWeight, unsafeNoSandbox, detach                                              bool
@@ -57,6 +58,8 @@ func (f *runFlags) validate() error {
 		return fmt.Errorf("--continue-every must be at least 1, got %d", f.continueEvery)
 	case f.protocol != workflows.ProtocolLeakFree && f.protocol != workflows.ProtocolPaper:
 		return fmt.Errorf("--protocol must be %s or %s, got %q", workflows.ProtocolLeakFree, workflows.ProtocolPaper, f.protocol)
+	case !slices.Contains(activities.ImproveStrategies, f.improveFrom):
+		return fmt.Errorf("--improve-from must be one of %v, got %q", activities.ImproveStrategies, f.improveFrom)
 	case f.improveFraction < 0 || f.improveFraction > 1:
 		return fmt.Errorf("--improve-fraction must be in [0, 1], got %v", f.improveFraction)
 	}
@@ -116,6 +119,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&f.bufferCap, "buffer", 16, "capacity of the self-improve buffer (half best, half recent)")
 	fs.IntVar(&f.continueEvery, "continue-every", 10, "iterations per workflow history segment (continue-as-new)")
 	fs.Float64Var(&f.improveFraction, "improve-fraction", 0.5, "share of training prompts that improve a previous solution")
+	fs.StringVar(&f.improveFrom, "improve-from", activities.ImproveMixed, "which previous solution improve prompts build on: mixed (the buffer's best and most recent halves), best, recent, failed-close (failed programs that got furthest)")
 	fs.StringVar(&f.protocol, "protocol", workflows.ProtocolLeakFree, "leak-free (rewards on a validation split) or paper (rewards on the test split)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the warm start, the samples and the updates")
 	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<task>-<time>)")
@@ -162,7 +166,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 		DataDir: dataDir, Python: f.python, Slots: f.slots, Unsafe: f.unsafeNoSandbox, Roles: strings.Split(f.workerRoles, ","),
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
-			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ContinueEvery: f.continueEvery,
+			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
 			ExecTimeout: time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
 			Policy:      model.DefaultConfig(), PPO: cfg}}
 	if f.specFile != "" {

@@ -4,6 +4,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -34,6 +35,7 @@ type TrainInput struct {
 	StalenessIterations int           `json:"staleness_iterations"`
 	BufferCapacity      int           `json:"buffer_capacity"`
 	ImproveFraction     float64       `json:"improve_fraction"`
+	ImproveFrom         string        `json:"improve_from"`   // mixed, best, recent or failed-close
 	ExecTimeout         time.Duration `json:"exec_timeout"`   // the task's wall limit plus grading time
 	ContinueEvery       int           `json:"continue_every"` // iterations per history segment
 	Policy              model.Config  `json:"policy"`
@@ -61,6 +63,8 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("eval samples must be at least 1, got %d", in.EvalSamples)
 	case in.ImproveFraction < 0 || in.ImproveFraction > 1:
 		return fmt.Errorf("improve fraction must be in [0, 1], got %v", in.ImproveFraction)
+	case in.ImproveFrom != "" && !slices.Contains(activities.ImproveStrategies, in.ImproveFrom):
+		return fmt.Errorf("improve-from must be one of %v, got %q", activities.ImproveStrategies, in.ImproveFrom)
 	case in.ExecTimeout <= 0:
 		return fmt.Errorf("exec timeout must be positive")
 	case in.ContinueEvery < 1:
@@ -278,7 +282,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			var refs []activities.SampleRef
 			if err := workflow.ExecuteActivity(gpuCtx, a.SamplePrograms, activities.SampleInput{
 				Run: in.Run, Task: in.Task, Descriptor: st.Task, Checkpoint: st.Checkpoint, Iteration: it, IDs: ids,
-				Purpose: activities.PurposeTrain, ImproveFraction: in.ImproveFraction, Buffer: activities.BufferKey, Seed: in.Seed,
+				Purpose: activities.PurposeTrain, ImproveFraction: in.ImproveFraction, ImproveFrom: in.ImproveFrom,
+				Buffer: activities.BufferKey, Seed: in.Seed,
 			}).Get(ctx, &refs); err != nil {
 				return TrainResult{}, err
 			}
