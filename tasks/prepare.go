@@ -92,31 +92,49 @@ func openRaw(raw string, need []string) (string, func(), error) {
 		}
 		dir = tmp
 	}
+	// An entry "a|b" is satisfied by either file (Kaggle ships some files zipped or not).
 	for _, f := range need {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+		found := false
+		for _, alt := range strings.Split(f, "|") {
+			if _, err := os.Stat(filepath.Join(dir, alt)); err == nil {
+				found = true
+			}
+		}
+		if !found {
 			cleanup()
-			return "", nil, fmt.Errorf("raw data %s lacks %s: download the competition's files from Kaggle (kaggle competitions download -c ...)", raw, f)
+			return "", nil, fmt.Errorf("raw data %s lacks %s: download the competition's files from Kaggle (kaggle competitions download -c ...)", raw, strings.ReplaceAll(f, "|", " or "))
 		}
 	}
 	return dir, cleanup, nil
 }
 
+// unzip extracts file into dest, keeping folders (plant's images/) but dropping a single
+// top-level folder that wraps everything, as some Kaggle zips have.
 func unzip(file, dest string) error {
 	r, err := zip.OpenReader(file)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	prefix := commonTopFolder(r.File)
 	for _, f := range r.File {
-		name := filepath.Base(f.Name) // flatten: Kaggle zips sometimes nest one folder
-		if f.FileInfo().IsDir() || name == "." {
+		name := strings.TrimPrefix(f.Name, prefix)
+		if name == "" || strings.HasSuffix(name, "/") {
 			continue
+		}
+		clean := filepath.Clean(name)
+		if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+			return fmt.Errorf("zip entry %q leaves the extraction folder", f.Name)
+		}
+		target := filepath.Join(dest, clean)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
 		}
 		rc, err := f.Open()
 		if err != nil {
 			return err
 		}
-		out, err := os.Create(filepath.Join(dest, name))
+		out, err := os.Create(target)
 		if err != nil {
 			rc.Close()
 			return err
@@ -129,6 +147,25 @@ func unzip(file, dest string) error {
 		}
 	}
 	return nil
+}
+
+// commonTopFolder returns "dir/" when every entry lies under one top-level folder.
+func commonTopFolder(files []*zip.File) string {
+	top := ""
+	for _, f := range files {
+		first, _, nested := strings.Cut(f.Name, "/")
+		if !nested {
+			return "" // a file at the top level
+		}
+		if top != "" && first != top {
+			return ""
+		}
+		top = first
+	}
+	if top == "" {
+		return ""
+	}
+	return top + "/"
 }
 
 func lastLines(s string, n int) string {

@@ -1,6 +1,7 @@
 package tasks_test
 
 import (
+	"archive/zip"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -144,5 +145,35 @@ func TestPrepareRejectsBadRaw(t *testing.T) {
 	os.WriteFile(notZip, []byte("not a zip"), 0o644)
 	if err := p.Prepare(context.Background(), spec, notZip); err == nil || !strings.Contains(err.Error(), "neither a folder nor a readable zip") {
 		t.Fatalf("a broken zip: %v", err)
+	}
+}
+
+func TestPrepareFromAZipKeepsFoldersAndRejectsEscapes(t *testing.T) {
+	testenv.RequirePython(t)
+	raw := testenv.RawDir(t, "leaf-classification")
+	spec, _ := tasks.Builtin().Get("leaf-classification")
+	train, _ := os.ReadFile(filepath.Join(raw, "train.csv"))
+	write := func(entries map[string][]byte) string {
+		f := filepath.Join(t.TempDir(), "leaf.zip")
+		out, _ := os.Create(f)
+		w := zip.NewWriter(out)
+		for name, data := range entries {
+			e, _ := w.Create(name)
+			e.Write(data)
+		}
+		w.Close()
+		out.Close()
+		return f
+	}
+	p := tasks.Preparer{Layout: tasks.Layout{DataDir: t.TempDir()}, Python: testenv.Python}
+	// Wrapped in one folder, with a nested folder beside: prepared as from the plain folder.
+	if err := p.Prepare(context.Background(), spec, write(map[string][]byte{"leaf/train.csv": train, "leaf/images/1.jpg": []byte("x")})); err != nil {
+		t.Fatalf("a zip wrapping its files in one folder: %v", err)
+	}
+	if err := p.Prepare(context.Background(), spec, write(map[string][]byte{"test.csv": []byte("id\n")})); err == nil || !strings.Contains(err.Error(), "lacks train.csv") {
+		t.Fatalf("a zip without train.csv: %v", err)
+	}
+	if err := p.Prepare(context.Background(), spec, write(map[string][]byte{"../evil.csv": []byte("x"), "train.csv": train})); err == nil || !strings.Contains(err.Error(), "leaves the extraction folder") {
+		t.Fatalf("a zip entry escaping the folder: %v", err)
 	}
 }

@@ -40,6 +40,9 @@ type TrainInput struct {
 	ContinueEvery       int           `json:"continue_every"` // iterations per history segment
 	Policy              model.Config  `json:"policy"`
 	PPO                 ppo.Config    `json:"ppo"`
+	// SearchAttributes upserts MlerlTask, MlerlIteration and MlerlBestScore (the server must have
+	// them registered: the embedded server does; see SearchAttributeKeys for a cluster).
+	SearchAttributes bool `json:"search_attributes"`
 	// StateKey is set by continue-as-new: the saved RunState to resume from.
 	StateKey string `json:"state_key,omitempty"`
 }
@@ -113,6 +116,23 @@ const (
 	StopSignal    = "stop"   // finish in-flight work, then evaluate and report
 )
 
+// Search attributes that make runs findable in the Web UI (e.g. MlerlTask="leaf-classification").
+var (
+	TaskAttribute      = temporal.NewSearchAttributeKeyKeyword("MlerlTask")
+	IterationAttribute = temporal.NewSearchAttributeKeyInt64("MlerlIteration")
+	BestScoreAttribute = temporal.NewSearchAttributeKeyFloat64("MlerlBestScore")
+)
+
+// SearchAttributeKeys maps each attribute to its type, as `temporal server start-dev
+// --search-attribute` and `temporal operator search-attribute create` take them.
+var SearchAttributeKeys = map[string]string{"MlerlTask": "Keyword", "MlerlIteration": "Int", "MlerlBestScore": "Double"}
+
+// summarised returns ctx with options whose one-line summary the Web UI shows for the activity.
+func summarised(ctx workflow.Context, opts workflow.ActivityOptions, format string, a ...any) workflow.Context {
+	opts.Summary = fmt.Sprintf(format, a...)
+	return workflow.WithActivityOptions(ctx, opts)
+}
+
 // recentKept bounds the iteration metrics carried in state and queries.
 const recentKept = 20
 
@@ -156,8 +176,6 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
 	localOpts := workflow.ActivityOptions{TaskQueue: activities.WorkflowQueue, StartToCloseTimeout: 5 * time.Minute, RetryPolicy: infraRetry}
 
-	gpuCtx := workflow.WithActivityOptions(ctx, gpuOpts)
-	localCtx := workflow.WithActivityOptions(ctx, localOpts)
 	var a *activities.Activities
 	logger := workflow.GetLogger(ctx)
 
@@ -201,29 +219,42 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	}
 
 	if in.StateKey != "" {
-		if err := workflow.ExecuteActivity(localCtx, a.LoadState, activities.LoadStateInput{Run: in.Run, Key: in.StateKey}).Get(ctx, &st); err != nil {
+		if err := workflow.ExecuteActivity(summarised(ctx, localOpts, "load run state %s", in.StateKey), a.LoadState, activities.LoadStateInput{Run: in.Run, Key: in.StateKey}).Get(ctx, &st); err != nil {
 			return TrainResult{}, err
 		}
 		st.Segments++
 	} else {
 		var init activities.InitPolicyResult
-		if err := workflow.ExecuteActivity(gpuCtx, a.InitPolicy, activities.InitPolicyInput{
+		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "warm-start policy for %s", in.Task), a.InitPolicy, activities.InitPolicyInput{
 			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO}).Get(ctx, &init); err != nil {
 			return TrainResult{}, err
 		}
 		st.Checkpoint, st.Task = init.Checkpoint, init.Task
 	}
 	publish("starting", 0)
+	upsert := func() {
+		if !in.SearchAttributes {
+			return
+		}
+		u := []temporal.SearchAttributeUpdate{TaskAttribute.ValueSet(in.Task), IterationAttribute.ValueSet(int64(st.Iteration))}
+		if st.Best != nil {
+			u = append(u, BestScoreAttribute.ValueSet(*st.Best))
+		}
+		if err := workflow.UpsertTypedSearchAttributes(ctx, u...); err != nil {
+			logger.Warn("search attributes not updated", "error", err)
+		}
+	}
+	upsert()
 
 	// execute instruments then runs one sample; used by training coroutines and evaluation.
 	execute := func(c workflow.Context, id string, split tasks.SplitName) (activities.ExecuteResult, error) {
 		var ir activities.InstrumentResult
-		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(c, instrumentOpts), a.InstrumentProgram,
+		if err := workflow.ExecuteActivity(summarised(c, instrumentOpts, "instrument %s", id), a.InstrumentProgram,
 			activities.InstrumentInput{Run: in.Run, SampleID: id}).Get(c, &ir); err != nil {
 			return activities.ExecuteResult{}, err
 		}
 		var res activities.ExecuteResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(c, executeOpts), a.ExecuteProgram,
+		err := workflow.ExecuteActivity(summarised(c, executeOpts, "run %s on the %s split", id, split), a.ExecuteProgram,
 			activities.ExecuteInput{Run: in.Run, Task: in.Task, SampleID: id, Split: split}).Get(c, &res)
 		return res, err
 	}
@@ -280,7 +311,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			}
 			publish("sampling", len(pending))
 			var refs []activities.SampleRef
-			if err := workflow.ExecuteActivity(gpuCtx, a.SamplePrograms, activities.SampleInput{
+			if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "sample %d programs for iteration %d", len(ids), it), a.SamplePrograms, activities.SampleInput{
 				Run: in.Run, Task: in.Task, Descriptor: st.Task, Checkpoint: st.Checkpoint, Iteration: it, IDs: ids,
 				Purpose: activities.PurposeTrain, ImproveFraction: in.ImproveFraction, ImproveFrom: in.ImproveFrom,
 				Buffer: activities.BufferKey, Seed: in.Seed,
@@ -305,8 +336,14 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			done = append(done, outcome{ID: st.Carry[0].SampleID, Result: st.Carry[0]})
 			st.Carry = st.Carry[1:]
 		}
-		for len(done) < in.Batch {
-			done = append(done, receive())
+		// Stale outcomes join the update (with their partial credit) but do not count toward B,
+		// so an iteration always learns from B programs that finished.
+		for counted := len(done); counted < in.Batch; {
+			o := receive()
+			done = append(done, o)
+			if !o.Stale {
+				counted++
+			}
 			publish("executing", len(pending))
 		}
 
@@ -349,14 +386,14 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 
 		publish("updating", len(pending))
 		var up activities.UpdateResult
-		if err := workflow.ExecuteActivity(gpuCtx, a.UpdatePolicy, activities.UpdateInput{
+		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "PPO update %d on %d samples (%d stale)", it, len(ok), len(stale)), a.UpdatePolicy, activities.UpdateInput{
 			Run: in.Run, Checkpoint: st.Checkpoint, Iteration: it, SampleIDs: ok, Stale: stale, PPO: in.PPO, Seed: in.Seed, Metrics: m,
 		}).Get(ctx, &up); err != nil {
 			return TrainResult{}, err
 		}
 		st.Checkpoint = up.Checkpoint
 		m.PPO = up.Stats
-		if err := workflow.ExecuteActivity(gpuCtx, a.RefreshBuffer, activities.BufferInput{
+		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "refresh the self-improve buffer"), a.RefreshBuffer, activities.BufferInput{
 			Run: in.Run, Buffer: activities.BufferKey, SampleIDs: ok, Capacity: in.BufferCapacity,
 		}).Get(ctx, nil); err != nil {
 			return TrainResult{}, err
@@ -368,6 +405,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		}
 		st.MaxHistory = max(st.MaxHistory, workflow.GetInfo(ctx).GetCurrentHistoryLength())
 		publish("iteration done", len(pending))
+		upsert()
 
 		if st.Iteration < in.Iterations && !stopping &&
 			(st.Iteration-segmentStart >= in.ContinueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
@@ -381,7 +419,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 				}
 			}
 			var key string
-			if err := workflow.ExecuteActivity(localCtx, a.SaveState, activities.SaveStateInput{Run: in.Run, State: st}).Get(ctx, &key); err != nil {
+			if err := workflow.ExecuteActivity(summarised(ctx, localOpts, "save run state after iteration %d", st.Iteration), a.SaveState, activities.SaveStateInput{Run: in.Run, State: st}).Get(ctx, &key); err != nil {
 				return TrainResult{}, err
 			}
 			next := in
@@ -407,7 +445,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	publish("evaluating", 0)
 	evalRun := func(purpose string, ids, improveOf []string) ([]activities.ExecuteResult, error) {
 		var refs []activities.SampleRef
-		if err := workflow.ExecuteActivity(gpuCtx, a.SamplePrograms, activities.SampleInput{
+		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "sample %d %s programs", len(ids), purpose), a.SamplePrograms, activities.SampleInput{
 			Run: in.Run, Task: in.Task, Descriptor: st.Task, Checkpoint: st.Checkpoint, Iteration: st.Iteration, IDs: ids,
 			Purpose: purpose, ImproveOf: improveOf, Seed: in.Seed,
 		}).Get(ctx, &refs); err != nil {
@@ -468,7 +506,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	if chosen != nil {
 		publish("final grading", 0)
 		var fg activities.FinalGradeResult
-		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, executeOpts), a.FinalGrade, activities.FinalGradeInput{
+		if err := workflow.ExecuteActivity(summarised(ctx, executeOpts, "grade %s on the private test answers", chosen.SampleID), a.FinalGrade, activities.FinalGradeInput{
 			Run: in.Run, Task: in.Task, SampleID: chosen.SampleID, Protocol: in.Protocol}).Get(ctx, &fg); err != nil {
 			return TrainResult{}, err
 		}
@@ -477,7 +515,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	publish("reporting", 0)
 	settings := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v", in.Iterations, st.Iteration,
 		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight)
-	if err := workflow.ExecuteActivity(localCtx, a.Report, activities.ReportInput{
+	if err := workflow.ExecuteActivity(summarised(ctx, localOpts, "write report.md"), a.Report, activities.ReportInput{
 		Run: in.Run, Task: in.Task, Protocol: in.Protocol, Settings: settings, Final: result.Final,
 		Selection: chosen, EvalCount: len(scratch) + len(improved),
 	}).Get(ctx, &result.Report); err != nil {
