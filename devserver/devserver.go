@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +36,8 @@ type Options struct {
 	LogFile string // the server's output
 	Port    int    // 0 picks a free port
 	UIPort  int    // 0 picks a free port
+	// SearchAttributes to register, name to type (Keyword, Int, Double...).
+	SearchAttributes map[string]string
 }
 
 // FindCLI locates the temporal binary: $MLERL_TEMPORAL_CLI, next to this executable, ./bin, PATH.
@@ -88,8 +91,17 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(o.CLI, "server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(o.Port),
-		"--ui-port", strconv.Itoa(o.UIPort), "--db-filename", o.DBFile, "--log-level", "warn")
+	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(o.Port),
+		"--ui-port", strconv.Itoa(o.UIPort), "--db-filename", o.DBFile, "--log-level", "warn"}
+	names := make([]string, 0, len(o.SearchAttributes))
+	for k := range o.SearchAttributes {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		args = append(args, "--search-attribute", k+"="+o.SearchAttributes[k])
+	}
+	cmd := exec.Command(o.CLI, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

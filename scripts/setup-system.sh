@@ -2,7 +2,8 @@
 # Installs the Debian packages agents' programs and the sandbox need. Idempotent: does nothing
 # when everything is already there. Agents' programs run on Debian's python3 (no PyPI here).
 set -euo pipefail
-pkgs=(python3 python3-pandas python3-sklearn python3-xgboost python3-scipy bubblewrap)
+# chromium renders the Temporal Web UI in a test (headless, no network needed).
+pkgs=(python3 python3-pandas python3-sklearn python3-xgboost python3-scipy bubblewrap chromium fonts-dejavu-core)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"mlerl/activities"
+	"mlerl/devserver"
 	"mlerl/internal/testenv"
 )
 
@@ -120,7 +121,7 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4",
-			"--continue-every", "2", "--eval-samples", "1", "--worker-roles", "workflows,gpu",
+			"--continue-every", "2", "--eval-samples", "1", "--worker-roles", "workflows,gpu", "--protocol", "paper",
 			"--temporal-address", srv.FrontendHostPort(), "--data-dir", dataDir, "--out", runDir}, out)
 	}()
 	// Kill as soon as the first programs are being executed.
@@ -189,7 +190,50 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 	if ms := metricsOf(t, runDir); len(ms) != 3 {
 		t.Fatalf("%d iterations recorded after the restart, want 3\n%s", len(ms), out2.String())
 	}
-	if !strings.Contains(out2.String(), "graded on the private test answers") {
+	if !strings.Contains(out2.String(), "report: ") {
 		t.Fatalf("the resumed run must end with the report:\n%s", out2.String())
 	}
+	checkWebUI(t, runDir)
+}
+
+// checkWebUI serves the finished run's SQLite state again and loads its workflow page in
+// headless Chromium: the page must show the workflow, completed, with activity summaries; the
+// screenshot is kept as <run>/webui.png.
+func checkWebUI(t *testing.T, runDir string) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("Debian's chromium is needed to check the Web UI: run `go tool task setup` (%v)", err)
+	}
+	info, err := readRunInfo(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := devserver.Start(context.Background(), devserver.Options{CLI: testenv.TemporalCLI(t),
+		DBFile: filepath.Join(runDir, "temporal.db"), LogFile: filepath.Join(runDir, "temporal.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	url := srv.WorkflowURL(info.WorkflowID)
+	browse := func(args ...string) string {
+		args = append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+			"--window-size=1400,1000", "--virtual-time-budget=20000", "--user-data-dir=" + t.TempDir()}, args...)
+		out, err := exec.Command(chromium, append(args, url)...).Output()
+		if err != nil {
+			t.Fatalf("chromium: %v", err)
+		}
+		return string(out)
+	}
+	dom := browse("--dump-dom")
+	for _, want := range []string{info.WorkflowID, "Completed", "PPO update 1 on", "run it0001-s000 on the validation split"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the Web UI page of %s does not show %q", url, want)
+		}
+	}
+	shot := filepath.Join(runDir, "webui.png")
+	browse("--screenshot=" + shot)
+	if st, err := os.Stat(shot); err != nil || st.Size() < 20000 {
+		t.Fatalf("no screenshot of the Web UI: %v", err)
+	}
+	t.Logf("Web UI screenshot: %s", shot)
 }

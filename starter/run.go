@@ -39,7 +39,7 @@ type runFlags struct {
 	protocol, out, temporalAddress, namespace, workerRoles, improveFrom                    string
 	seed                                                                                   uint64
 	improveFraction                                                                        float64
-	noDurationWeight, unsafeNoSandbox, detach                                              bool
+	noDurationWeight, unsafeNoSandbox, detach, searchAttributes                            bool
 }
 
 func (f *runFlags) validate() error {
@@ -125,6 +125,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<task>-<time>)")
 	fs.StringVar(&f.temporalAddress, "temporal-address", "", "host:port of an existing Temporal cluster (default: start the embedded dev server)")
 	fs.StringVar(&f.namespace, "namespace", "default", "Temporal namespace")
+	fs.BoolVar(&f.searchAttributes, "search-attributes", false, "with --temporal-address: the cluster has MlerlTask (Keyword), MlerlIteration (Int) and MlerlBestScore (Double) registered; keep them updated")
 	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
 	fs.BoolVar(&f.unsafeNoSandbox, "unsafe-no-sandbox", false, "run agents' programs WITHOUT bubblewrap (only where namespaces are unavailable)")
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
@@ -162,13 +163,18 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	cfg.DurationWeight = !f.noDurationWeight
 	run := filepath.Base(runDir)
 	dataDir, _ := filepath.Abs(f.dataDir)
-	info := runInfo{WorkflowID: "train-" + run, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
+	wfID := "train-" + run // says task and run: the default run name starts with the task
+	if !strings.HasPrefix(run, spec.ID) {
+		wfID = "train-" + spec.ID + "-" + run
+	}
+	info := runInfo{WorkflowID: wfID, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
 		DataDir: dataDir, Python: f.python, Slots: f.slots, Unsafe: f.unsafeNoSandbox, Roles: strings.Split(f.workerRoles, ","),
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
-			ExecTimeout: time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
-			Policy:      model.DefaultConfig(), PPO: cfg}}
+			ExecTimeout:      time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
+			SearchAttributes: f.temporalAddress == "" || f.searchAttributes,
+			Policy:           model.DefaultConfig(), PPO: cfg}}
 	if f.specFile != "" {
 		return errors.New("--task-spec with `run` needs the spec on every worker; put the file in tasks/specs and rebuild, for now")
 	}
@@ -251,7 +257,7 @@ func openStack(ctx context.Context, runDir string, info *runInfo, out io.Writer)
 		}
 		fmt.Fprintf(out, "starting the Temporal dev server (state in %s)\n", filepath.Join(runDir, "temporal.db"))
 		s.server, err = devserver.Start(ctx, devserver.Options{CLI: cli, DBFile: filepath.Join(runDir, "temporal.db"),
-			LogFile: filepath.Join(runDir, "temporal.log")})
+			LogFile: filepath.Join(runDir, "temporal.log"), SearchAttributes: workflows.SearchAttributeKeys})
 		if err != nil {
 			s.close()
 			return nil, err
@@ -369,6 +375,8 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 				r := result.Final.Report
 				fmt.Fprintf(out, "graded on the private test answers: valid %v, gold %v, silver %v, bronze %v, above median %v\n",
 					r.ValidSubmission, r.GoldMedal, r.SilverMedal, r.BronzeMedal, r.AboveMedian)
+			} else {
+				fmt.Fprintln(out, "no evaluated program wrote a valid submission, so nothing was graded on the test answers (try more --iterations or --eval-samples)")
 			}
 			if result.Stopped {
 				fmt.Fprintln(out, "(stopped early by `starter stop`)")

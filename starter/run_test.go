@@ -43,10 +43,24 @@ func TestRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run failed: %v", err)
 	}
-	for _, want := range []string{"iteration 1/2", "iteration 2/2", "Qwen2.5-3B RL", "graded on the private test answers"} {
+	for _, want := range []string{"iteration 1/2", "iteration 2/2", "Qwen2.5-3B RL", "report: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the run's output lacks %q", want)
 		}
+	}
+	// The final grade: either the chosen program's MLE-bench report, or the plain statement that
+	// no evaluated program was valid (possible for an untrained policy with K=2).
+	reports, _ := filepath.Glob(filepath.Join(runDir, "samples", "eval-*", "final", "report.json"))
+	switch {
+	case strings.Contains(out.String(), "graded on the private test answers") && len(reports) == 1:
+		var rep grading.Report
+		b, _ := os.ReadFile(reports[0])
+		if err := json.Unmarshal(b, &rep); err != nil || rep.CompetitionID != "leaf-classification" || !rep.IsLowerBetter {
+			t.Errorf("final report %s: %+v %v", reports[0], rep, err)
+		}
+	case strings.Contains(out.String(), "no evaluated program wrote a valid submission") && len(reports) == 0:
+	default:
+		t.Errorf("want either a graded final program with its report.json or the no-valid-program line; found %d reports", len(reports))
 	}
 	for _, f := range []string{"metrics.jsonl", "report.md", "buffer.json", "checkpoints/iter-0000.json",
 		"checkpoints/iter-0001.json", "checkpoints/iter-0002.json"} {
