@@ -102,7 +102,15 @@ func (a *Activities) InitPolicy(ctx context.Context, in InitPolicyInput) (InitPo
 	if err != nil {
 		return InitPolicyResult{}, err
 	}
-	p, err := model.WarmStart(lib, in.Policy, desc, in.Seed)
+	var p *model.Policy
+	switch in.Init {
+	case "", InitWarmStart:
+		p, err = model.WarmStart(lib, in.Policy, desc, in.Seed)
+	case InitUniform:
+		p, err = model.Uniform(lib, in.Policy)
+	default:
+		return InitPolicyResult{}, badInput("initial policy %q: use %s or %s", in.Init, InitWarmStart, InitUniform)
+	}
 	if err != nil {
 		return InitPolicyResult{}, badInput("%v", err)
 	}

@@ -22,12 +22,19 @@ const (
 const ErrBadInput = "BadInput"
 
 // InitPolicyInput asks for the run's initial policy.
+// Initial policies.
+const (
+	InitWarmStart = "warm-start" // behaviour cloning on a seeded corpus (the default)
+	InitUniform   = "uniform"    // every option equally likely: the random-search baseline
+)
+
 type InitPolicyInput struct {
 	Run    string       `json:"run"` // the run id: its artifacts live in the run's store
 	Task   string       `json:"task"`
 	Seed   uint64       `json:"seed"`
 	Policy model.Config `json:"policy"`
 	PPO    ppo.Config   `json:"ppo"`
+	Init   string       `json:"init,omitempty"` // InitWarmStart (default) or InitUniform
 }
 
 // InitPolicyResult is the initial checkpoint and the task as the network sees it.

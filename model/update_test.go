@@ -182,3 +182,17 @@ func TestCheckpointRoundTripGivesTheSameSamples(t *testing.T) {
 		t.Fatal("a checkpoint of another version must be refused")
 	}
 }
+
+func TestUniformPolicyIsUniform(t *testing.T) {
+	p, err := Uniform(codeactions.TabularClassification, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Sample(leafTask, Prompt{Kind: KindScratch}, rand.New(rand.NewPCG(1, 1)))
+	for i, lp := range s.LogProbs {
+		_, n := p.Lib.SlotRange(i)
+		if math.Abs(lp+math.Log(float64(n))) > 1e-12 {
+			t.Fatalf("slot %d: log-prob %v, want log(1/%d)", i, lp, n)
+		}
+	}
+}

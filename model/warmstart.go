@@ -114,3 +114,17 @@ func WarmStart(lib *codeactions.Library, cfg Config, task Task, seed uint64) (*P
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// Uniform is the policy that picks every option of every slot with equal probability (all
+// weights zero): the random-search baseline over the same action space.
+func Uniform(lib *codeactions.Library, cfg Config) (*Policy, error) {
+	p, err := New(lib, cfg, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range [][]float64{p.Params.W1, p.Params.Wo, p.Params.Wv} {
+		clear(w)
+	}
+	p.Ref = p.Params.Clone()
+	return p, nil
+}

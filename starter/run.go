@@ -36,9 +36,9 @@ import (
 type runFlags struct {
 	taskFlags
 	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery int
-	protocol, out, temporalAddress, namespace, workerRoles, improveFrom                    string
+	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy        string
 	seed                                                                                   uint64
-	improveFraction                                                                        float64
+	improveFraction, learningRate                                                          float64
 	noDurationWeight, unsafeNoSandbox, detach, searchAttributes                            bool
 }
 
@@ -58,6 +58,10 @@ func (f *runFlags) validate() error {
 		return fmt.Errorf("--continue-every must be at least 1, got %d", f.continueEvery)
 	case f.protocol != workflows.ProtocolLeakFree && f.protocol != workflows.ProtocolPaper:
 		return fmt.Errorf("--protocol must be %s or %s, got %q", workflows.ProtocolLeakFree, workflows.ProtocolPaper, f.protocol)
+	case f.initPolicy != activities.InitWarmStart && f.initPolicy != activities.InitUniform:
+		return fmt.Errorf("--init must be %s or %s, got %q", activities.InitWarmStart, activities.InitUniform, f.initPolicy)
+	case f.learningRate < 0:
+		return fmt.Errorf("--learning-rate must not be negative, got %v", f.learningRate)
 	case !slices.Contains(activities.ImproveStrategies, f.improveFrom):
 		return fmt.Errorf("--improve-from must be one of %v, got %q", activities.ImproveStrategies, f.improveFrom)
 	case f.improveFraction < 0 || f.improveFraction > 1:
@@ -120,6 +124,8 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&f.continueEvery, "continue-every", 10, "iterations per workflow history segment (continue-as-new)")
 	fs.Float64Var(&f.improveFraction, "improve-fraction", 0.5, "share of training prompts that improve a previous solution")
 	fs.StringVar(&f.improveFrom, "improve-from", activities.ImproveMixed, "which previous solution improve prompts build on: mixed (the buffer's best and most recent halves), best, recent, failed-close (failed programs that got furthest)")
+	fs.StringVar(&f.initPolicy, "init", activities.InitWarmStart, "initial policy: warm-start (behaviour cloning on a seeded corpus) or uniform (every action equally likely: the random-search baseline)")
+	fs.Float64Var(&f.learningRate, "learning-rate", ppo.Paper().LearningRate, "PPO's Adam learning rate (0: never update, the static-policy baseline)")
 	fs.StringVar(&f.protocol, "protocol", workflows.ProtocolLeakFree, "leak-free (rewards on a validation split) or paper (rewards on the test split)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the warm start, the samples and the updates")
 	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<task>-<time>)")
@@ -161,6 +167,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	cfg := ppo.Paper()
 	cfg.DurationWeight = !f.noDurationWeight
+	cfg.LearningRate = f.learningRate
 	run := filepath.Base(runDir)
 	dataDir, _ := filepath.Abs(f.dataDir)
 	wfID := "train-" + run // says task and run: the default run name starts with the task
@@ -174,7 +181,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
 			ExecTimeout:      time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes,
-			Policy:           model.DefaultConfig(), PPO: cfg}}
+			Policy:           model.DefaultConfig(), Init: f.initPolicy, PPO: cfg}}
 	if f.specFile != "" {
 		return errors.New("--task-spec with `run` needs the spec on every worker; put the file in tasks/specs and rebuild, for now")
 	}

@@ -39,6 +39,7 @@ type TrainInput struct {
 	ExecTimeout         time.Duration `json:"exec_timeout"`   // the task's wall limit plus grading time
 	ContinueEvery       int           `json:"continue_every"` // iterations per history segment
 	Policy              model.Config  `json:"policy"`
+	Init                string        `json:"init,omitempty"` // initial policy: warm-start (default) or uniform
 	PPO                 ppo.Config    `json:"ppo"`
 	// SearchAttributes upserts MlerlTask, MlerlIteration and MlerlBestScore (the server must have
 	// them registered: the embedded server does; see SearchAttributeKeys for a cluster).
@@ -226,7 +227,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	} else {
 		var init activities.InitPolicyResult
 		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "warm-start policy for %s", in.Task), a.InitPolicy, activities.InitPolicyInput{
-			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO}).Get(ctx, &init); err != nil {
+			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO, Init: in.Init}).Get(ctx, &init); err != nil {
 			return TrainResult{}, err
 		}
 		st.Checkpoint, st.Task = init.Checkpoint, init.Task
