@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Learning on real data (issue 4): RL against the static initial policy and against uniformly
+# random programs from the same action space, with the same number of executed programs, on
+# leaf-classification's validation split, over seeds. Results: benchmarks/RESULTS.md.
+#   bash benchmarks/learning/run.sh [OUT_DIR] [ITERATIONS] [SEEDS...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-runs/learning}
+iterations=${2:-12}
+shift 2 2>/dev/null || true
+seeds=${*:-1 2 3}
+go tool task build data >/dev/null
+mkdir -p "$out"
+common=(--task leaf-classification --iterations "$iterations" --batch 8 --oversample 2 --slots 2 --eval-samples 16)
+for seed in $seeds; do
+  for arm in rl static random; do
+    dir="$out/$arm-seed$seed"
+    [ -f "$dir/report.md" ] && continue
+    rm -rf "$dir"
+    case $arm in
+      rl) extra=() ;;
+      static) extra=(--learning-rate 0) ;;
+      random) extra=(--init uniform --learning-rate 0) ;;
+    esac
+    echo "== $arm seed $seed"
+    bin/starter run "${common[@]}" --seed "$seed" --out "$dir" "${extra[@]}" | grep -E "^iteration|^graded|^no evaluated"
+  done
+done
+go run ./benchmarks/learning/summarize "$out"

@@ -1,0 +1,139 @@
+// Command summarize compares the arms of benchmarks/learning/run.sh: for each run directory
+// <arm>-seed<k> it reads every sample's result and reports, per arm, the mean and standard
+// error over seeds of the best validation score among all executed programs, and of the final
+// policy's evaluation samples (valid rate, mean score of the valid ones, mean reward).
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"mlerl/activities"
+)
+
+type runStats struct {
+	executed                          int
+	best                              float64 // lowest validation log loss seen (leaf: lower is better)
+	evalValid, evalScore, evalReward  float64
+	trainValid, trainReward, meanSecs float64
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: summarize OUT_DIR")
+		os.Exit(2)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.Args[1], "*-seed*"))
+	arms := map[string][]runStats{}
+	for _, d := range dirs {
+		arm := strings.SplitN(filepath.Base(d), "-seed", 2)[0]
+		st, err := read(d)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			continue
+		}
+		arms[arm] = append(arms[arm], st)
+	}
+	names := make([]string, 0, len(arms))
+	for a := range arms {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	fmt.Println("| arm | seeds | programs executed | best validation log loss | final policy: valid rate | final policy: mean valid log loss | final policy: mean reward | training valid rate | mean exec s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, a := range names {
+		rs := arms[a]
+		col := func(f func(runStats) float64) string {
+			var v []float64
+			for _, r := range rs {
+				if x := f(r); !math.IsNaN(x) {
+					v = append(v, x)
+				}
+			}
+			m, se := meanSE(v)
+			return fmt.Sprintf("%.4f ± %.4f", m, se)
+		}
+		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", a, len(rs),
+			col(func(r runStats) float64 { return float64(r.executed) }), col(func(r runStats) float64 { return r.best }),
+			col(func(r runStats) float64 { return r.evalValid }), col(func(r runStats) float64 { return r.evalScore }),
+			col(func(r runStats) float64 { return r.evalReward }), col(func(r runStats) float64 { return r.trainValid }),
+			col(func(r runStats) float64 { return r.meanSecs }))
+	}
+}
+
+func read(dir string) (runStats, error) {
+	files, _ := filepath.Glob(filepath.Join(dir, "samples", "*", "result.json"))
+	if len(files) == 0 {
+		return runStats{}, fmt.Errorf("%s: no results", dir)
+	}
+	st := runStats{best: math.NaN(), evalScore: math.NaN()}
+	var evalN, evalValid, evalScoreN, trainN, trainValid float64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return st, err
+		}
+		var r activities.ExecuteResult
+		if err := json.Unmarshal(b, &r); err != nil {
+			return st, err
+		}
+		if r.Score != nil && (math.IsNaN(st.best) || *r.Score < st.best) {
+			st.best = *r.Score
+		}
+		if strings.HasPrefix(r.SampleID, "eval-scratch") {
+			evalN++
+			st.evalReward += r.Reward
+			if r.Valid {
+				evalValid++
+				if math.IsNaN(st.evalScore) {
+					st.evalScore = 0
+				}
+				st.evalScore += *r.Score
+				evalScoreN++
+			}
+			continue
+		}
+		if strings.HasPrefix(r.SampleID, "it") {
+			st.executed++
+			trainN++
+			st.trainReward += r.Reward
+			st.meanSecs += r.DurationS
+			if r.Valid {
+				trainValid++
+			}
+		}
+	}
+	st.evalValid = evalValid / evalN
+	st.evalReward /= evalN
+	if evalScoreN > 0 {
+		st.evalScore /= evalScoreN
+	}
+	st.trainValid = trainValid / trainN
+	st.trainReward /= trainN
+	st.meanSecs /= trainN
+	return st, nil
+}
+
+func meanSE(v []float64) (float64, float64) {
+	if len(v) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	m := 0.0
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	if len(v) < 2 {
+		return m, math.NaN()
+	}
+	s := 0.0
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(s/float64(len(v)-1)) / math.Sqrt(float64(len(v)))
+}

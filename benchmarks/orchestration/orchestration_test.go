@@ -1,0 +1,189 @@
+// Package orchestration measures the training workflow itself on the real stack (a Temporal dev
+// server, the real activities and worker): how busy it keeps the sandbox slots when programs
+// take heavy-tailed times, and what the loop costs per sample when programs take no time.
+// Run with: MLERL_BENCH=1 go test -v -timeout 60m ./benchmarks/orchestration/
+package orchestration
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+
+	"mlerl/activities"
+	"mlerl/artifacts"
+	"mlerl/instrument"
+	"mlerl/internal/testenv"
+	"mlerl/model"
+	"mlerl/model/ppo"
+	"mlerl/sandbox"
+	"mlerl/tasks"
+	"mlerl/worker"
+	"mlerl/workflows"
+)
+
+// timedSandbox stands in for the program: each training sample takes a deterministic
+// heavy-tailed time (lognormal, from a hash of its id), or, with inner set, runs a no-op program
+// in the real sandbox. It records when each sample occupied a slot.
+type timedSandbox struct {
+	inner    sandbox.Sandbox
+	duration func(id string) time.Duration
+	noop     string // path of a no-op program for inner
+
+	mu    sync.Mutex
+	spans []span
+}
+
+type span struct {
+	id         string
+	start, end time.Time
+}
+
+func (s *timedSandbox) Name() string { return "timed" }
+
+func (s *timedSandbox) Run(ctx context.Context, spec sandbox.Spec, progress func(sandbox.Progress)) (sandbox.Result, error) {
+	id := strings.SplitN(filepath.Base(filepath.Dir(spec.Program)), "-", 3)
+	sample := id[0] + "-" + id[1]
+	start := time.Now()
+	defer func() {
+		s.mu.Lock()
+		s.spans = append(s.spans, span{sample, start, time.Now()})
+		s.mu.Unlock()
+	}()
+	if s.inner != nil {
+		spec.Program = s.noop
+		return s.inner.Run(ctx, spec, progress)
+	}
+	d := s.duration(sample)
+	select {
+	case <-time.After(d):
+		return sandbox.Result{ExitCode: 0, Duration: d, Output: "imported packages\n"}, nil
+	case <-ctx.Done():
+		return sandbox.Result{Duration: time.Since(start), TimedOut: true}, ctx.Err()
+	}
+}
+
+// lognormal gives a deterministic heavy-tailed duration per sample id: median 2 s, sigma 1
+// (a tenth of the programs take over 7 s, one in a hundred over 20 s).
+func lognormal(id string) time.Duration {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	u := (float64(h.Sum64()>>11) + 0.5) / float64(1<<53)
+	z := math.Sqrt2 * math.Erfinv(2*u-1)
+	return time.Duration(2 * math.Exp(z) * float64(time.Second))
+}
+
+type result struct {
+	wall        time.Duration
+	samples     int
+	utilisation float64
+}
+
+func runTraining(t *testing.T, sb *timedSandbox, slots, batch, oversample, iterations int) result {
+	t.Helper()
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	ctx := context.Background()
+	srv, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{ExistingPath: testenv.TemporalCLI(t), LogLevel: "error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c := srv.Client()
+	root := t.TempDir()
+	acts := &activities.Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb,
+		Instrumenter: instrument.AST{Python: testenv.Python}, Tasks: tasks.Builtin(),
+		Layout: tasks.Layout{DataDir: dataDir}, ScratchDir: t.TempDir()}
+	ws, err := worker.Start(worker.Options{Client: c, Activities: acts, Slots: slots,
+		Roles: []string{worker.RoleWorkflows, worker.RoleExec, worker.RoleGPU}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Stop()
+	in := workflows.TrainInput{Run: "bench", Task: "leaf-classification", Iterations: iterations, Batch: batch,
+		Oversample: oversample, Protocol: workflows.ProtocolLeakFree, Seed: 1, EvalSamples: 1, BufferCapacity: 16,
+		ImproveFraction: 0.5, ImproveFrom: activities.ImproveMixed, ExecTimeout: time.Hour, ContinueEvery: 100,
+		Policy: model.DefaultConfig(), PPO: ppo.Paper()}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-%d", time.Now().UnixNano()),
+		TaskQueue: activities.WorkflowQueue}, workflows.Train, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The training phase: from the first program's start to the start of the evaluation.
+	var first, evalStart time.Time
+	var train []span
+	for _, s := range sb.spans {
+		if strings.HasPrefix(s.id, "eval") {
+			if evalStart.IsZero() || s.start.Before(evalStart) {
+				evalStart = s.start
+			}
+			continue
+		}
+		train = append(train, s)
+		if first.IsZero() || s.start.Before(first) {
+			first = s.start
+		}
+	}
+	wall := evalStart.Sub(first)
+	busy := 0.0
+	for _, s := range train {
+		end := s.end
+		if end.After(evalStart) {
+			end = evalStart
+		}
+		busy += end.Sub(s.start).Seconds()
+	}
+	return result{wall: wall, samples: len(train), utilisation: busy / (float64(slots) * wall.Seconds())}
+}
+
+func requireBench(t *testing.T) {
+	if os.Getenv("MLERL_BENCH") == "" {
+		t.Skip("SKIP: orchestration benchmarks take minutes; run with MLERL_BENCH=1")
+	}
+}
+
+// TestSlotUtilisation: busy slot-seconds / (slots x wall seconds) with heavy-tailed program
+// times, waiting for all (m=1) against keeping 2B in flight (m=2).
+func TestSlotUtilisation(t *testing.T) {
+	requireBench(t)
+	const slots, batch, iterations = 8, 8, 8
+	var rows []string
+	for _, m := range []int{1, 2} {
+		r := runTraining(t, &timedSandbox{duration: lognormal}, slots, batch, m, iterations)
+		rows = append(rows, fmt.Sprintf("| m=%d | %d | %.1f | %.1f%% |", m, r.samples, r.wall.Seconds(), 100*r.utilisation))
+	}
+	t.Logf("\n| in flight | programs run | training wall s | slot utilisation |\n|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+}
+
+// TestOverheadPerSample: no-op programs through the whole loop (sample, instrument, execute in
+// the real bubblewrap sandbox, grade, store) with 16 slots.
+func TestOverheadPerSample(t *testing.T) {
+	requireBench(t)
+	local, err := sandbox.NewLocal(testenv.Python, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noop := filepath.Join(t.TempDir(), "noop.py")
+	os.WriteFile(noop, []byte("pass\n"), 0o644)
+	sb := &timedSandbox{inner: local, noop: noop}
+	r := runTraining(t, sb, 16, 16, 2, 8)
+	var inSandbox []float64
+	for _, s := range sb.spans {
+		inSandbox = append(inSandbox, s.end.Sub(s.start).Seconds())
+	}
+	sort.Float64s(inSandbox)
+	t.Logf("\n%d no-op programs in %.1f s: %.2f samples/s, %.0f ms of wall time per sample; the bubblewrap run itself: median %.0f ms",
+		r.samples, r.wall.Seconds(), float64(r.samples)/r.wall.Seconds(), 1000*r.wall.Seconds()/float64(r.samples), 1000*inSandbox[len(inSandbox)/2])
+}
