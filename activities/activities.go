@@ -381,7 +381,11 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 		res.Reason = fmt.Sprintf("exited with code %d", run.ExitCode)
 	}
 	if st, err := os.Lstat(subFile); err == nil {
-		if !st.Mode().IsRegular() || st.Size() > maxSubmissionBytes {
+		res.Submitted = true
+		// Lstat, not Stat: a program could leave a symlink to a host file (the answers, say),
+		// which must never be read, graded or stored.
+		regular := st.Mode().IsRegular() && st.Size() <= maxSubmissionBytes
+		if !regular {
 			res.Reason = "submission.csv is not a regular file under 64 MiB"
 		} else if ran {
 			g, err := grading.Grade(spec, subFile, filepath.Join(dirs.Private, spec.Files.Answers))
@@ -390,7 +394,7 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 			}
 			res.Score, res.Valid, res.Reason = g.Score, g.Valid, g.Reason
 		}
-		if b, err := os.ReadFile(subFile); err == nil && len(b) <= maxSubmissionBytes {
+		if b, err := os.ReadFile(subFile); regular && err == nil {
 			if err := store.Put(ctx, sampleKey(id, prefix+"submission.csv"), b); err != nil {
 				return ExecuteResult{}, err
 			}
@@ -598,7 +602,7 @@ func (a *Activities) FinalGrade(ctx context.Context, in FinalGradeInput) (FinalG
 			return FinalGradeResult{}, err
 		}
 	}
-	g := grading.Result{Score: res.Score, Valid: res.Valid, Exists: res.Score != nil || res.Reason != "the program wrote no submission.csv", Reason: res.Reason}
+	g := grading.Result{Score: res.Score, Valid: res.Valid, Exists: res.Submitted, Reason: res.Reason}
 	rep := grading.NewReport(spec, g, store.Location(sampleKey(in.SampleID, prefix+"submission.csv")), time.Now())
 	out := FinalGradeResult{SampleID: in.SampleID, Report: rep, Reason: res.Reason, DurationS: res.DurationS}
 	if err := putJSON(ctx, store, sampleKey(in.SampleID, prefix+"report.json"), rep); err != nil {

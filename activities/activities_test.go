@@ -44,6 +44,7 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 		{"crash after loading", "import pandas as pd\ntrain = pd.read_csv('input/train.csv')\nraise ValueError('boom')\n", -9.8, false},
 		{"timeout after importing", "import time\nimport pandas as pd\ntime.sleep(60)\n", -9.9, true},
 		{"runs but writes nothing", "import pandas as pd\n", -9.9, false},
+		{"a symlink as the submission is never read", "import os\nimport pandas as pd\nos.symlink('/etc/passwd', 'submission.csv')\n", -9.9, false},
 	}
 	for i, c := range cases {
 		id := "case-" + string(rune('a'+i))
@@ -62,6 +63,9 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(store.Root, "samples", id, "output.txt")); err != nil {
 			t.Errorf("%s: output not stored", c.name)
+		}
+		if _, err := os.Lstat(filepath.Join(store.Root, "samples", id, "submission.csv")); err == nil {
+			t.Errorf("%s: no submission should have been stored", c.name)
 		}
 	}
 }

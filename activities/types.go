@@ -100,6 +100,7 @@ type ExecuteResult struct {
 	Reward     float64  `json:"reward"`
 	Score      *float64 `json:"score"`
 	Valid      bool     `json:"valid"`
+	Submitted  bool     `json:"submitted"` // a submission.csv was written
 	Markers    int      `json:"markers"`
 	LastMarker string   `json:"last_marker"`
 	DurationS  float64  `json:"duration_s"`
