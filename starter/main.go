@@ -71,7 +71,7 @@ func dispatch(ctx context.Context, args []string) error {
 		}
 		return fmt.Errorf("unknown tasks subcommand %q: use list or prepare", args[1])
 	case "grade":
-		return gradeCommand(args[1:])
+		return gradeCommand(args[1:], os.Stdout)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return nil

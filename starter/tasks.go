@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,7 +109,7 @@ func tasksPrepare(ctx context.Context, args []string) error {
 	return nil
 }
 
-func gradeCommand(args []string) error {
+func gradeCommand(args []string, out io.Writer) error {
 	var tf taskFlags
 	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
 	tf.register(fs)
@@ -135,7 +136,7 @@ func gradeCommand(args []string) error {
 				return err
 			}
 		}
-		fmt.Println(string(b))
+		fmt.Fprintln(out, string(b))
 		return nil
 	}
 	s, err := tf.spec()
@@ -150,7 +151,7 @@ func gradeCommand(args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
@@ -158,10 +159,10 @@ func gradeCommand(args []string) error {
 	if rep.Score != nil {
 		score = fmt.Sprint(*rep.Score)
 	}
-	fmt.Printf("%s: score %s, valid %v, any medal %v (gold %v, silver %v, bronze %v), above median %v\n",
+	fmt.Fprintf(out, "%s: score %s, valid %v, any medal %v (gold %v, silver %v, bronze %v), above median %v\n",
 		s.ID, score, rep.ValidSubmission, rep.AnyMedal, rep.GoldMedal, rep.SilverMedal, rep.BronzeMedal, rep.AboveMedian)
 	if reason != "" {
-		fmt.Println("invalid submission:", reason)
+		fmt.Fprintln(out, "invalid submission:", reason)
 	}
 	return nil
 }
