@@ -123,11 +123,22 @@ def instrument(src):
 
 
 def is_marker_print(stmt):
+    """A print of a marker, optionally followed by plain values (a name such as the loss,
+    an attribute, a subscript or a constant) and flush=...: nothing that could compute or
+    change anything, so removing it cannot change the program."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return False
     c = stmt.value
-    return (isinstance(c.func, ast.Name) and c.func.id == "print" and c.args
-            and isinstance(c.args[0], ast.Constant) and c.args[0].value in MARKERS)
+    if not (isinstance(c.func, ast.Name) and c.func.id == "print" and c.args
+            and isinstance(c.args[0], ast.Constant) and c.args[0].value in MARKERS):
+        return False
+    plain = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant)
+    if not all(isinstance(a, plain) for a in c.args[1:]):
+        return False
+    for a in c.args[1:]:
+        if any(isinstance(n, ast.Call) for n in ast.walk(a)):
+            return False
+    return all(k.arg == "flush" and isinstance(k.value, ast.Constant) for k in c.keywords)
 
 
 class Strip(ast.NodeTransformer):

@@ -78,6 +78,8 @@ func TestVerifierCatchesAnythingButPrints(t *testing.T) {
 		{"a changed constant", strings.Replace(res.Program, "C=1.0", "C=2.0", 1), false},
 		{"an extra statement", res.Program + "x = 1\n", false},
 		{"a print that is not a marker", res.Program + "print('hello')\n", false},
+		{"a marker print that also computes", res.Program + "print('trained model', model.fit(train[['x']], train.y))\n", false},
+		{"a marker print with a keyword other than flush", res.Program + "print('loaded data', file=open('x', 'w'))\n", false},
 		{"a dropped statement", strings.Replace(res.Program, "model.fit(train[[\"x\"]], train.y)\nprint", "print", 1), false},
 	}
 	for _, c := range cases {

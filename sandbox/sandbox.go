@@ -18,8 +18,8 @@ type Limits struct {
 // Spec is one program run. Paths are on the host.
 type Spec struct {
 	Program string // the Python file to run
-	DataDir string // mounted read-only at /data
-	WorkDir string // mounted read-write at /work, the program's working directory
+	DataDir string // visible read-only as ./input (InputDir) in the program's working directory
+	WorkDir string // the program's writable working directory (/work inside the sandbox)
 	Limits  Limits
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"mlerl/activities"
 	"mlerl/artifacts"
-	"mlerl/instrument"
 	"mlerl/sandbox"
 	"mlerl/tasks"
 	"mlerl/worker"
@@ -127,7 +126,10 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	roles := fs.String("queues", "exec", "comma-separated roles: workflows, exec (sandbox executions), gpu (sampling and updates)")
 	slots := fs.Int("slots", 2, "sandbox slots (programs run at once) for the exec role")
 	runs := fs.String("runs", "runs", "folder holding the run directories (shared with the starter, e.g. over NFS)")
-	unsafe := fs.Bool("unsafe-no-sandbox", false, "run agents' programs WITHOUT bubblewrap")
+	var sbf sandboxFlags
+	sbf.register(fs)
+	var inf instrumenterFlags
+	inf.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -139,10 +141,14 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	list := strings.Split(*roles, ",")
 	for _, r := range list {
 		if strings.TrimSpace(r) == worker.RoleExec {
-			if sb, err = sandbox.NewLocal(tf.python, *unsafe); err != nil {
+			if sb, err = sbf.open(ctx, tf.python); err != nil {
 				return err
 			}
 		}
+	}
+	ins, err := inf.open(tf.python)
+	if err != nil {
+		return err
 	}
 	root, err := filepath.Abs(*runs)
 	if err != nil {
@@ -156,7 +162,7 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer c.Close()
 	acts := &activities.Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb,
-		Instrumenter: instrument.AST{Python: tf.python}, Tasks: reg, Layout: tasks.Layout{DataDir: tf.dataDir},
+		Instrumenter: ins, Tasks: reg, Layout: tasks.Layout{DataDir: tf.dataDir},
 		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
 	for i := range list {
 		list[i] = strings.TrimSpace(list[i])

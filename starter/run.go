@@ -24,10 +24,8 @@ import (
 	"mlerl/activities"
 	"mlerl/artifacts"
 	"mlerl/devserver"
-	"mlerl/instrument"
 	"mlerl/model"
 	"mlerl/model/ppo"
-	"mlerl/sandbox"
 	"mlerl/tasks"
 	"mlerl/worker"
 	"mlerl/workflows"
@@ -35,11 +33,13 @@ import (
 
 type runFlags struct {
 	taskFlags
+	sandbox                                                                                sandboxFlags
+	instrumenter                                                                           instrumenterFlags
 	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery int
 	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy        string
 	seed                                                                                   uint64
 	improveFraction, learningRate                                                          float64
-	noDurationWeight, unsafeNoSandbox, detach, searchAttributes                            bool
+	noDurationWeight, detach, searchAttributes                                             bool
 }
 
 func (f *runFlags) validate() error {
@@ -86,7 +86,8 @@ type runInfo struct {
 	DataDir    string               `json:"data_dir"`
 	Python     string               `json:"python"`
 	Slots      int                  `json:"slots"`
-	Unsafe     bool                 `json:"unsafe_no_sandbox"`
+	Sandbox    sandboxFlags         `json:"sandbox"`
+	Instrument instrumenterFlags    `json:"instrumenter"`
 	Roles      []string             `json:"worker_roles"`
 	Input      workflows.TrainInput `json:"input"`
 }
@@ -133,7 +134,8 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.namespace, "namespace", "default", "Temporal namespace")
 	fs.BoolVar(&f.searchAttributes, "search-attributes", false, "with --temporal-address: the cluster has MlerlTask (Keyword), MlerlIteration (Int) and MlerlBestScore (Double) registered; keep them updated")
 	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
-	fs.BoolVar(&f.unsafeNoSandbox, "unsafe-no-sandbox", false, "run agents' programs WITHOUT bubblewrap (only where namespaces are unavailable)")
+	f.sandbox.register(fs)
+	f.instrumenter.register(fs)
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
 	if err := parse(fs, args); err != nil {
@@ -149,8 +151,15 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	if err := (tasks.Layout{DataDir: f.dataDir}).CheckPrepared(spec); err != nil {
 		return err
 	}
-	if _, err := sandbox.NewLocal(f.python, f.unsafeNoSandbox); err != nil {
+	if _, err := f.instrumenter.open(f.python); err != nil {
 		return err
+	}
+	sb, err := f.sandbox.open(ctx, f.python)
+	if err != nil {
+		return err
+	}
+	if c, ok := sb.(interface{ Close() error }); ok {
+		c.Close()
 	}
 	if f.out == "" {
 		f.out = filepath.Join("runs", spec.ID+"-"+time.Now().UTC().Format("20060102-150405"))
@@ -175,21 +184,21 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 		wfID = "train-" + spec.ID + "-" + run
 	}
 	info := runInfo{WorkflowID: wfID, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
-		DataDir: dataDir, Python: f.python, Slots: f.slots, Unsafe: f.unsafeNoSandbox, Roles: strings.Split(f.workerRoles, ","),
+		DataDir: dataDir, Python: f.python, Slots: f.slots, Sandbox: f.sandbox, Instrument: f.instrumenter, Roles: strings.Split(f.workerRoles, ","),
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
 			ExecTimeout:      time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
-			SearchAttributes: f.temporalAddress == "" || f.searchAttributes,
-			Policy:           model.DefaultConfig(), Init: f.initPolicy, PPO: cfg}}
+			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(),
+			Policy: model.DefaultConfig(), Init: f.initPolicy, PPO: cfg}}
 	if f.specFile != "" {
 		return errors.New("--task-spec with `run` needs the spec on every worker; put the file in tasks/specs and rebuild, for now")
 	}
 	if err := writeRunInfo(runDir, info); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol\nrun directory: %s\n",
-		run, spec.ID, f.iterations, f.batch, f.oversample, f.slots, f.protocol, runDir)
+	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\nrun directory: %s\n",
+		run, spec.ID, f.iterations, f.batch, f.oversample, f.slots, f.protocol, sb.Name(), runDir)
 	if f.detach {
 		return detach(runDir, out)
 	}
@@ -306,7 +315,11 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 			return attach(ctx, c, info, runDir, out)
 		}
 	}
-	sb, err := sandbox.NewLocal(info.Python, info.Unsafe)
+	sb, err := info.Sandbox.open(ctx, info.Python)
+	if err != nil {
+		return err
+	}
+	ins, err := info.Instrument.open(info.Python)
 	if err != nil {
 		return err
 	}
@@ -316,7 +329,7 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 	}
 	defer st.close()
 	acts := &activities.Activities{Runs: artifacts.FSRuns{Root: filepath.Dir(runDir)}, Sandbox: sb,
-		Instrumenter: instrument.AST{Python: info.Python}, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: info.DataDir},
+		Instrumenter: ins, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: info.DataDir},
 		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
 	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots,
 		Roles: info.Roles})

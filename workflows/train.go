@@ -35,9 +35,10 @@ type TrainInput struct {
 	StalenessIterations int           `json:"staleness_iterations"`
 	BufferCapacity      int           `json:"buffer_capacity"`
 	ImproveFraction     float64       `json:"improve_fraction"`
-	ImproveFrom         string        `json:"improve_from"`   // mixed, best, recent or failed-close
-	ExecTimeout         time.Duration `json:"exec_timeout"`   // the task's wall limit plus grading time
-	ContinueEvery       int           `json:"continue_every"` // iterations per history segment
+	ImproveFrom         string        `json:"improve_from"`       // mixed, best, recent or failed-close
+	ExecTimeout         time.Duration `json:"exec_timeout"`       // the task's wall limit plus grading time
+	ContinueEvery       int           `json:"continue_every"`     // iterations per history segment
+	InstrumentTimeout   time.Duration `json:"instrument_timeout"` // 0: 30 s (an LLM instrumenter needs minutes)
 	Policy              model.Config  `json:"policy"`
 	Init                string        `json:"init,omitempty"` // initial policy: warm-start (default) or uniform
 	PPO                 ppo.Config    `json:"ppo"`
@@ -166,8 +167,13 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	infraRetry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrBadInput}}
 	gpuOpts := workflow.ActivityOptions{TaskQueue: activities.GPUQueue, StartToCloseTimeout: 30 * time.Minute, RetryPolicy: infraRetry}
-	// Instrumenting takes well under a second; a short timeout retries a lost worker's quickly.
-	instrumentOpts := workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: 30 * time.Second, RetryPolicy: infraRetry}
+	// AST instrumenting takes well under a second: a short timeout retries a lost worker's
+	// quickly. An LLM instrumenter gets what the starter sets.
+	instrumentTimeout := in.InstrumentTimeout
+	if instrumentTimeout <= 0 {
+		instrumentTimeout = 30 * time.Second
+	}
+	instrumentOpts := workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry}
 	// A program's own failure or timeout is a result; only a lost worker or a broken sandbox
 	// retries, which the heartbeat timeout detects within seconds. Cancellation waits for the
 	// activity so a stale program's partial result is stored before the update reads it.

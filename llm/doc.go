@@ -1,0 +1,40 @@
+// Package llm is the language-model side of the platform: a small client for OpenAI-compatible
+// chat-completions servers (vLLM, llama.cpp server, Ollama), the agent's two prompt kinds
+// (PromptFor: from scratch, or improve a previous solution given its plan, code and terminal
+// output) and the parser of its replies (ParseSolution: a plan, then one fenced Python block).
+// The same client serves the optional LLM instrumenter (package instrument), which must be a
+// separate, static model, never the policy being trained.
+//
+// # Trainer contract for an LLM policy
+//
+// Sampling (SamplePrograms on the "gpu" queue, LLM backend) builds each prompt with PromptFor,
+// calls Complete with the paper's settings (Temperature 0.7, TopP 1, MaxTokens 1024,
+// LogProbs true) against the model reference of the current checkpoint, and stores under
+// samples/<id>/ in the run's artifact store: prompt.json (the messages as sent),
+// completion.txt (the raw reply), plan.md and program.py (ParseSolution's split; a reply
+// without code is stored as an empty program, which fails and earns the failure reward), and
+// sample.json (the model reference that sampled it, the prompt kind and previous sample id,
+// Choice.Tokens: each sampled token with its sampling-time log-prob, and the finish reason).
+// Execution adds result.json with the reward and duration_s.
+//
+// UpdatePolicy for the LLM backend receives the usual activities.UpdateInput: the run, the
+// current model reference (Checkpoint), the iteration, the completed SampleIDs, the Stale ones
+// (cancelled by the staleness cap; used when their result.json exists), the PPO settings and
+// the seed. Only ids travel; the trainer reads prompts, completions, log-probs, rewards and
+// durations from the artifact store. The trainer service must:
+//
+//  1. Rebuild each sample's prompt with the served model's chat template and score the stored
+//     completion tokens; the stored log-probs are the old policy's (stragglers sampled by older
+//     checkpoints included: the importance ratio corrects for them). Inference and training
+//     kernels differ numerically, so a trainer may instead recompute old log-probs under the
+//     sampling checkpoint; either way temperature must be applied the same way on both sides.
+//  2. Run PPO as the paper: the reward on the completion's last token, GAE with gamma = lambda
+//     = 1, clip 0.2, KL to the initial model 0.001, entropy 0.001, learning rate 1e-5, gradient
+//     clip 1, value clip 0.5; and, unless PPO.DurationWeight is off, multiply each sample's
+//     policy-gradient term by duration_s / (mean duration_s of the batch).
+//  3. Save the new weights (full or a LoRA adapter) where the sampling server can load them,
+//     under a key derived from run and iteration so that a retried update is idempotent, write
+//     metrics/iter-NNNN.json as the in-process backend does, and return UpdateResult with
+//     Checkpoint set to the new model reference (the Client.Model name the next sampling uses,
+//     e.g. a vLLM LoRA adapter name) and the PPO statistics.
+package llm
