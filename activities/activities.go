@@ -62,6 +62,35 @@ func sampleKey(id, file string) string { return "samples/" + id + "/" + file }
 // CheckpointKey names the checkpoint written after an iteration (0 = the warm start).
 func CheckpointKey(iteration int) string { return fmt.Sprintf("checkpoints/iter-%04d.json", iteration) }
 
+// A checkpoint is stored content-addressed (artifacts.PutContent: its sha256 is checked on
+// load) under blobs/sha256/, and its iteration's name holds a pointer to it.
+type checkpointPointer struct {
+	Blob string `json:"blob"`
+}
+
+func putCheckpoint(ctx context.Context, store artifacts.Store, name string, data []byte) error {
+	blob, err := artifacts.PutContent(ctx, store, data)
+	if err != nil {
+		return err
+	}
+	return putJSON(ctx, store, name, checkpointPointer{Blob: blob})
+}
+
+func getCheckpoint(ctx context.Context, store artifacts.Store, name string) ([]byte, error) {
+	var ptr checkpointPointer
+	if err := getJSON(ctx, store, name, &ptr); err != nil {
+		return nil, err
+	}
+	if ptr.Blob == "" {
+		return nil, badInput("checkpoint %s names no blob: it was not written by this version", store.Location(name))
+	}
+	data, err := artifacts.GetContent(ctx, store, ptr.Blob)
+	if errors.Is(err, artifacts.ErrCorrupt) {
+		return nil, badInput("%v", err) // retrying cannot mend a corrupt blob
+	}
+	return data, err
+}
+
 // BufferKey is the self-improve buffer of a run.
 const BufferKey = "buffer.json"
 
@@ -119,7 +148,7 @@ func (a *Activities) InitPolicy(ctx context.Context, in InitPolicyInput) (InitPo
 		return InitPolicyResult{}, err
 	}
 	key := CheckpointKey(0)
-	if err := store.Put(ctx, key, data); err != nil {
+	if err := putCheckpoint(ctx, store, key, data); err != nil {
 		return InitPolicyResult{}, err
 	}
 	return InitPolicyResult{Checkpoint: key, Task: desc}, nil
@@ -150,7 +179,7 @@ func (a *Activities) policy(ctx context.Context, store artifacts.Store, run, key
 	if p, ok := a.policies[run+"/"+key]; ok {
 		return p, nil
 	}
-	data, err := store.Get(ctx, key)
+	data, err := getCheckpoint(ctx, store, key)
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +448,7 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 	if err != nil {
 		return UpdateResult{}, badInput("%v", err)
 	}
-	data, err := store.Get(ctx, in.Checkpoint)
+	data, err := getCheckpoint(ctx, store, in.Checkpoint)
 	if err != nil {
 		return UpdateResult{}, err
 	}
@@ -457,7 +486,7 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 		return UpdateResult{}, err
 	}
 	key := CheckpointKey(in.Iteration)
-	if err := store.Put(ctx, key, out); err != nil {
+	if err := putCheckpoint(ctx, store, key, out); err != nil {
 		return UpdateResult{}, err
 	}
 	m := in.Metrics

@@ -125,7 +125,7 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	namespace := fs.String("namespace", "default", "Temporal namespace")
 	roles := fs.String("queues", "exec", "comma-separated roles: workflows, exec (sandbox executions), gpu (sampling and updates)")
 	slots := fs.Int("slots", 2, "sandbox slots (programs run at once) for the exec role")
-	runs := fs.String("runs", "runs", "folder holding the run directories (shared with the starter, e.g. over NFS)")
+	runs := fs.String("runs", "runs", "where runs' artifacts live: a folder shared with the starter (e.g. over NFS), or the starter's s3://bucket/prefix (see `starter run -h`, --store)")
 	var sbf sandboxFlags
 	sbf.register(fs)
 	var inf instrumenterFlags
@@ -150,9 +150,15 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	root, err := filepath.Abs(*runs)
+	where := *runs
+	if !strings.Contains(where, "://") {
+		if where, err = filepath.Abs(where); err != nil {
+			return err
+		}
+	}
+	store, err := artifacts.OpenRuns(where, os.Getenv)
 	if err != nil {
-		return err
+		return fmt.Errorf("--runs: %w", err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	c, err := client.DialContext(dctx, client.Options{HostPort: *address, Namespace: *namespace, Logger: quiet{}})
@@ -161,7 +167,7 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("Temporal is unreachable at %s: %w", *address, err)
 	}
 	defer c.Close()
-	acts := &activities.Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb,
+	acts := &activities.Activities{Runs: store, Sandbox: sb,
 		Instrumenter: ins, Tasks: reg, Layout: tasks.Layout{DataDir: tf.dataDir},
 		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
 	for i := range list {
@@ -172,7 +178,7 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer ws.Stop()
-	fmt.Fprintf(out, "worker serving %s at %s (%d slots, runs under %s); Ctrl-C stops it\n", *roles, *address, *slots, root)
+	fmt.Fprintf(out, "worker serving %s at %s (%d slots, runs in %s); Ctrl-C stops it\n", *roles, *address, *slots, where)
 	<-ctx.Done()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil

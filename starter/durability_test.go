@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"mlerl/activities"
+	"mlerl/artifacts"
 	"mlerl/devserver"
 	"mlerl/internal/testenv"
 )
@@ -59,10 +60,12 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	}
 }
 
-// metricsOf reads metrics.jsonl and checks that no sample fed two updates.
-func metricsOf(t *testing.T, runDir string) []activities.IterationMetrics {
+// metricsOf reads a run's metrics.jsonl from its store and checks that no sample fed two updates
+// and that every sample an update used has its result stored.
+func metricsOf(t *testing.T, store artifacts.Store) []activities.IterationMetrics {
 	t.Helper()
-	b, _ := os.ReadFile(filepath.Join(runDir, "metrics.jsonl"))
+	ctx := context.Background()
+	b, _ := store.Get(ctx, "metrics.jsonl")
 	var out []activities.IterationMetrics
 	used := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -75,8 +78,8 @@ func metricsOf(t *testing.T, runDir string) []activities.IterationMetrics {
 		}
 		for _, id := range m.Used {
 			used[id]++
-			if _, err := os.Stat(filepath.Join(runDir, "samples", id, "result.json")); err != nil {
-				t.Errorf("sample %s fed an update but has no result", id)
+			if _, err := store.Get(ctx, "samples/"+id+"/result.json"); err != nil {
+				t.Errorf("sample %s fed an update but has no result: %v", id, err)
 			}
 		}
 		out = append(out, m)
@@ -89,8 +92,10 @@ func metricsOf(t *testing.T, runDir string) []activities.IterationMetrics {
 	return out
 }
 
-// Kill the only execution worker in the middle of an iteration: its executions are retried on a
-// new worker once their heartbeats stop, and the run finishes with every sample counted once.
+// The multi-worker stack: a Temporal server, MinIO, one "gpu" worker process and one execution
+// worker process. Kill the execution worker in the middle of an iteration: its executions are
+// retried on a new worker once their heartbeats stop, and the run finishes with every sample
+// and artifact in MinIO, each sample counted once.
 func TestKilledWorkerLosesNoSample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIP: multi-process durability test in -short mode")
@@ -103,34 +108,46 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 	}
 	defer srv.Stop()
 	bin := buildStarter(t)
-	runsRoot := t.TempDir()
-	runDir := filepath.Join(runsRoot, "run")
-	startWorker := func() *exec.Cmd {
-		cmd := exec.Command(bin, "worker", "--temporal-address", srv.FrontendHostPort(), "--queues", "exec",
-			"--slots", "2", "--runs", runsRoot, "--data-dir", dataDir)
+	endpoint, user, password := testenv.StartMinIO(t)
+	t.Setenv("MLERL_S3_ENDPOINT", endpoint)
+	t.Setenv("AWS_ACCESS_KEY_ID", user)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", password)
+	const storeURI = "s3://mlerl-kill/runs"
+	runDir := filepath.Join(t.TempDir(), "run")
+	startWorker := func(queues string) *exec.Cmd {
+		cmd := exec.Command(bin, "worker", "--temporal-address", srv.FrontendHostPort(), "--queues", queues,
+			"--slots", "2", "--runs", storeURI, "--data-dir", dataDir)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Env = os.Environ()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		return cmd
 	}
 	kill := func(cmd *exec.Cmd) { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }
-	first := startWorker()
+	gpu := startWorker("gpu")
+	defer kill(gpu)
+	first := startWorker("exec")
+	runs, err := artifacts.OpenRuns(storeURI, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := runs.Run("run")
 
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4",
-			"--continue-every", "2", "--eval-samples", "1", "--worker-roles", "workflows,gpu", "--protocol", "paper",
-			"--temporal-address", srv.FrontendHostPort(), "--data-dir", dataDir, "--out", runDir}, out)
+			"--continue-every", "2", "--eval-samples", "1", "--worker-roles", "workflows", "--protocol", "paper",
+			"--store", storeURI, "--temporal-address", srv.FrontendHostPort(), "--data-dir", dataDir, "--out", runDir}, out)
 	}()
 	// Kill as soon as the first programs are being executed.
 	waitFor(t, "the first execution", 2*time.Minute, func() bool {
-		m, _ := filepath.Glob(filepath.Join(runDir, "samples", "*", "instrumented.py"))
-		return len(m) > 0
+		_, err := store.Get(context.Background(), "samples/it0001-s000/instrumented.py")
+		return err == nil
 	})
 	kill(first)
-	second := startWorker()
+	second := startWorker("exec")
 	defer kill(second)
 	select {
 	case err := <-done:
@@ -140,7 +157,7 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 	case <-time.After(8 * time.Minute):
 		t.Fatalf("the run did not finish after the worker was replaced\n%s", out.String())
 	}
-	ms := metricsOf(t, runDir)
+	ms := metricsOf(t, store)
 	if len(ms) != 3 {
 		t.Fatalf("%d iterations recorded, want 3\n%s", len(ms), out.String())
 	}
@@ -149,8 +166,10 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 			t.Errorf("iteration %d used %d samples, want B=4", m.Iteration, len(m.Used))
 		}
 	}
-	if _, err := os.Stat(filepath.Join(runDir, "state", "segment-0000.json")); err != nil {
-		t.Errorf("the run should have continued as new after 2 iterations: %v", err)
+	for _, key := range []string{"state/segment-0000.json", "report.md", "checkpoints/iter-0003.json"} {
+		if _, err := store.Get(context.Background(), key); err != nil {
+			t.Errorf("%s is not in MinIO: %v", key, err)
+		}
 	}
 }
 
@@ -187,7 +206,7 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 	if err := resumeCommand(context.Background(), []string{runDir}, out2); err != nil {
 		t.Fatalf("resume: %v\n%s", err, out2.String())
 	}
-	if ms := metricsOf(t, runDir); len(ms) != 3 {
+	if ms := metricsOf(t, artifacts.FS{Root: runDir}); len(ms) != 3 {
 		t.Fatalf("%d iterations recorded after the restart, want 3\n%s", len(ms), out2.String())
 	}
 	if !strings.Contains(out2.String(), "report: ") {

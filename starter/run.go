@@ -36,7 +36,7 @@ type runFlags struct {
 	sandbox                                                                                sandboxFlags
 	instrumenter                                                                           instrumenterFlags
 	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery int
-	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy        string
+	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store string
 	seed                                                                                   uint64
 	improveFraction, learningRate                                                          float64
 	noDurationWeight, detach, searchAttributes                                             bool
@@ -86,6 +86,7 @@ type runInfo struct {
 	DataDir    string               `json:"data_dir"`
 	Python     string               `json:"python"`
 	Slots      int                  `json:"slots"`
+	Store      string               `json:"store,omitempty"` // artifact store URI; empty: the run directory
 	Sandbox    sandboxFlags         `json:"sandbox"`
 	Instrument instrumenterFlags    `json:"instrumenter"`
 	Roles      []string             `json:"worker_roles"`
@@ -132,6 +133,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<task>-<time>)")
 	fs.StringVar(&f.temporalAddress, "temporal-address", "", "host:port of an existing Temporal cluster (default: start the embedded dev server)")
 	fs.StringVar(&f.namespace, "namespace", "default", "Temporal namespace")
+	fs.StringVar(&f.store, "store", "", "where artifacts go: empty for the run directory, or s3://bucket/prefix (endpoint and keys from MLERL_S3_ENDPOINT or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD, AWS_REGION, MLERL_S3_SECURE)")
 	fs.BoolVar(&f.searchAttributes, "search-attributes", false, "with --temporal-address: the cluster has MlerlTask (Keyword), MlerlIteration (Int) and MlerlBestScore (Double) registered; keep them updated")
 	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
 	f.sandbox.register(fs)
@@ -153,6 +155,11 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if _, err := f.instrumenter.open(f.python); err != nil {
 		return err
+	}
+	if f.store != "" {
+		if _, err := artifacts.OpenRuns(f.store, os.Getenv); err != nil {
+			return fmt.Errorf("--store: %w", err)
+		}
 	}
 	sb, err := f.sandbox.open(ctx, f.python)
 	if err != nil {
@@ -184,7 +191,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 		wfID = "train-" + spec.ID + "-" + run
 	}
 	info := runInfo{WorkflowID: wfID, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
-		DataDir: dataDir, Python: f.python, Slots: f.slots, Sandbox: f.sandbox, Instrument: f.instrumenter, Roles: strings.Split(f.workerRoles, ","),
+		DataDir: dataDir, Python: f.python, Slots: f.slots, Store: f.store, Sandbox: f.sandbox, Instrument: f.instrumenter, Roles: strings.Split(f.workerRoles, ","),
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
@@ -328,7 +335,13 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 		return err
 	}
 	defer st.close()
-	acts := &activities.Activities{Runs: artifacts.FSRuns{Root: filepath.Dir(runDir)}, Sandbox: sb,
+	var runs artifacts.Runs = artifacts.FSRuns{Root: filepath.Dir(runDir)}
+	if info.Store != "" {
+		if runs, err = artifacts.OpenRuns(info.Store, os.Getenv); err != nil {
+			return fmt.Errorf("the run's store %s: %w", info.Store, err)
+		}
+	}
+	acts := &activities.Activities{Runs: runs, Sandbox: sb,
 		Instrumenter: ins, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: info.DataDir},
 		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
 	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots,

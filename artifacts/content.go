@@ -1,0 +1,43 @@
+package artifacts
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ContentPrefix starts the keys PutContent returns.
+const ContentPrefix = "blobs/sha256/"
+
+// ErrCorrupt is returned by GetContent when a blob's bytes do not match its key.
+var ErrCorrupt = errors.New("artifact is corrupt")
+
+// PutContent stores data under blobs/sha256/<hex of its sha256> and returns that key.
+func PutContent(ctx context.Context, store Store, data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	key := ContentPrefix + hex.EncodeToString(sum[:])
+	if err := store.Put(ctx, key, data); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// GetContent loads a key from PutContent and checks the data still hashes to it.
+func GetContent(ctx context.Context, store Store, key string) ([]byte, error) {
+	want, ok := strings.CutPrefix(key, ContentPrefix)
+	if _, err := hex.DecodeString(want); !ok || err != nil || len(want) != 2*sha256.Size {
+		return nil, fmt.Errorf("artifact key %q is not a content key (%s<64 hex digits>)", key, ContentPrefix)
+	}
+	data, err := store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		return nil, fmt.Errorf("%w: %s has sha256 %s, not the %s its key names", ErrCorrupt, store.Location(key), got, want)
+	}
+	return data, nil
+}
