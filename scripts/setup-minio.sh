@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 # MinIO's tags (RELEASE.2025-...) are not semantic versions, so @latest is the newest commit:
 # v0.0.0-20260212201848-7aac2a2c5b7c, which builds with Go 1.26.8 (3m50s on 2 cores, downloads
 # included, with part of the dependencies already in the build cache). MINIO_VERSION pins another.
-MINIO_VERSION="${MINIO_VERSION:-latest}"
+# Pinned to the commit that @latest resolved to when this was tested, so a fresh machine builds
+# the same server (upstream is in maintenance mode; any S3 server works with the store).
+MINIO_VERSION="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 if [ -x bin/minio ] && bin/minio --version >/dev/null 2>&1; then
   exit 0
 fi
