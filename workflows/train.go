@@ -39,9 +39,12 @@ type TrainInput struct {
 	ExecTimeout         time.Duration `json:"exec_timeout"`       // the task's wall limit plus grading time
 	ContinueEvery       int           `json:"continue_every"`     // iterations per history segment
 	InstrumentTimeout   time.Duration `json:"instrument_timeout"` // 0: 30 s (an LLM instrumenter needs minutes)
-	Policy              model.Config  `json:"policy"`
-	Init                string        `json:"init,omitempty"` // initial policy: warm-start (default) or uniform
-	PPO                 ppo.Config    `json:"ppo"`
+	// SampleAtIterationStart samples only when an iteration starts instead of replacing each
+	// finished program at once; with Oversample 1 it is the synchronous wait-for-all baseline.
+	SampleAtIterationStart bool         `json:"sample_at_iteration_start,omitempty"`
+	Policy                 model.Config `json:"policy"`
+	Init                   string       `json:"init,omitempty"` // initial policy: warm-start (default) or uniform
+	PPO                    ppo.Config   `json:"ppo"`
 	// SearchAttributes upserts MlerlTask, MlerlIteration and MlerlBestScore (the server must have
 	// them registered: the embedded server does; see SearchAttributeKeys for a cluster).
 	SearchAttributes bool `json:"search_attributes"`
@@ -310,12 +313,20 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			break
 		}
 		it := st.Iteration + 1
-		need := in.Batch*in.Oversample - len(pending) - len(st.Carry)
-		if need > 0 {
+		// topUp keeps m*B programs in flight (completed-but-unused carry counts as in flight),
+		// sampling from the current policy whenever programs finish, so no slot idles until the
+		// update.
+		sampled := 0
+		topUp := func() error {
+			need := in.Batch*in.Oversample - len(pending) - len(st.Carry)
+			if need <= 0 {
+				return nil
+			}
 			ids := make([]string, need)
 			for k := range ids {
-				ids[k] = fmt.Sprintf("it%04d-s%03d", it, k)
+				ids[k] = fmt.Sprintf("it%04d-s%03d", it, sampled+k)
 			}
+			sampled += need
 			publish("sampling", len(pending))
 			var refs []activities.SampleRef
 			if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "sample %d programs for iteration %d", len(ids), it), a.SamplePrograms, activities.SampleInput{
@@ -323,11 +334,15 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 				Purpose: activities.PurposeTrain, ImproveFraction: in.ImproveFraction, ImproveFrom: in.ImproveFrom,
 				Buffer: activities.BufferKey, Seed: in.Seed,
 			}).Get(ctx, &refs); err != nil {
-				return TrainResult{}, err
+				return err
 			}
 			for _, r := range refs {
 				launch(r.ID, it)
 			}
+			return nil
+		}
+		if err := topUp(); err != nil {
+			return TrainResult{}, err
 		}
 		for _, p := range pending {
 			if in.StalenessIterations > 0 && it-p.iter > in.StalenessIterations && !p.stale {
@@ -350,6 +365,11 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			done = append(done, o)
 			if !o.Stale {
 				counted++
+			}
+			if counted < in.Batch && !in.SampleAtIterationStart {
+				if err := topUp(); err != nil {
+					return TrainResult{}, err
+				}
 			}
 			publish("executing", len(pending))
 		}

@@ -135,9 +135,17 @@ func TestTrainKeepsMBInFlightAndUpdatesAfterB(t *testing.T) {
 			t.Fatalf("iteration %d started from %s, want the previous checkpoint", u.Iteration, u.Checkpoint)
 		}
 	}
-	// First iteration fills m*B = 8; later ones only top up what the update consumed.
-	if len(f.sampled[0]) != 8 || len(f.sampled[1]) != 4 || len(f.sampled[2]) != 4 {
-		t.Fatalf("samples per iteration %d %d %d, want 8 4 4", len(f.sampled[0]), len(f.sampled[1]), len(f.sampled[2]))
+	// The first call fills m*B = 8; afterwards each finished program is replaced, so every
+	// program but the first 8 replaces one that finished: sampled = executed + still in flight.
+	if len(f.sampled[0]) != 8 {
+		t.Fatalf("the first sampling asked for %d programs, want m*B = 8", len(f.sampled[0]))
+	}
+	total := 0
+	for _, ids := range f.sampled {
+		total += countPrefix(ids, "it")
+	}
+	if trainExecuted := countPrefix(f.executed, "it"); total < trainExecuted || total > trainExecuted+8 {
+		t.Fatalf("%d programs sampled for training, %d executed: at most m*B = 8 may be left in flight", total, trainExecuted)
 	}
 	// No sample is used twice by the updates.
 	seen := map[string]bool{}
@@ -353,4 +361,14 @@ func TestPauseResumeAndStopSignals(t *testing.T) {
 			t.Fatalf("stopped %v after %d updates, report %q", res.Stopped, len(f.updates), res.Report.Table)
 		}
 	})
+}
+
+func countPrefix(ids []string, prefix string) int {
+	n := 0
+	for _, id := range ids {
+		if strings.HasPrefix(id, prefix) {
+			n++
+		}
+	}
+	return n
 }

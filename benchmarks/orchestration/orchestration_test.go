@@ -6,8 +6,9 @@ package orchestration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,9 +77,9 @@ func (s *timedSandbox) Run(ctx context.Context, spec sandbox.Spec, progress func
 // lognormal gives a deterministic heavy-tailed duration per sample id: median 2 s, sigma 1
 // (a tenth of the programs take over 7 s, one in a hundred over 20 s).
 func lognormal(id string) time.Duration {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	u := (float64(h.Sum64()>>11) + 0.5) / float64(1<<53)
+	// sha256, not FNV: ids differing in one character must get independent durations.
+	sum := sha256.Sum256([]byte(id))
+	u := (float64(binary.BigEndian.Uint64(sum[:8])>>11) + 0.5) / float64(1<<53)
 	z := math.Sqrt2 * math.Erfinv(2*u-1)
 	return time.Duration(2 * math.Exp(z) * float64(time.Second))
 }
@@ -89,7 +90,7 @@ type result struct {
 	utilisation float64
 }
 
-func runTraining(t *testing.T, sb *timedSandbox, slots, batch, oversample, iterations int) result {
+func runTraining(t *testing.T, sb *timedSandbox, slots, batch, oversample, iterations int, atStart bool) result {
 	t.Helper()
 	dataDir := testenv.PreparedData(t, "leaf-classification")
 	ctx := context.Background()
@@ -112,7 +113,7 @@ func runTraining(t *testing.T, sb *timedSandbox, slots, batch, oversample, itera
 	in := workflows.TrainInput{Run: "bench", Task: "leaf-classification", Iterations: iterations, Batch: batch,
 		Oversample: oversample, Protocol: workflows.ProtocolLeakFree, Seed: 1, EvalSamples: 1, BufferCapacity: 16,
 		ImproveFraction: 0.5, ImproveFrom: activities.ImproveMixed, ExecTimeout: time.Hour, ContinueEvery: 100,
-		Policy: model.DefaultConfig(), PPO: ppo.Paper()}
+		Policy: model.DefaultConfig(), PPO: ppo.Paper(), SampleAtIterationStart: atStart}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-%d", time.Now().UnixNano()),
 		TaskQueue: activities.WorkflowQueue}, workflows.Train, in)
 	if err != nil {
@@ -158,13 +159,22 @@ func requireBench(t *testing.T) {
 // times, waiting for all (m=1) against keeping 2B in flight (m=2).
 func TestSlotUtilisation(t *testing.T) {
 	requireBench(t)
-	const slots, batch, iterations = 8, 8, 8
+	const slots, batch, iterations = 8, 8, 12
 	var rows []string
-	for _, m := range []int{1, 2} {
-		r := runTraining(t, &timedSandbox{duration: lognormal}, slots, batch, m, iterations)
-		rows = append(rows, fmt.Sprintf("| m=%d | %d | %.1f | %.1f%% |", m, r.samples, r.wall.Seconds(), 100*r.utilisation))
+	for _, c := range []struct {
+		name    string
+		m       int
+		atStart bool
+	}{
+		{"m=1, sample at iteration start (wait for all)", 1, true},
+		{"m=2, sample at iteration start", 2, true},
+		{"m=1, replace each finished program", 1, false},
+		{"m=2, replace each finished program (default)", 2, false},
+	} {
+		r := runTraining(t, &timedSandbox{duration: lognormal}, slots, batch, c.m, iterations, c.atStart)
+		rows = append(rows, fmt.Sprintf("| %s | %d | %.1f | %.1f%% |", c.name, r.samples, r.wall.Seconds(), 100*r.utilisation))
 	}
-	t.Logf("\n| in flight | programs run | training wall s | slot utilisation |\n|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+	t.Logf("\n| scheduling | programs run | training wall s | slot utilisation |\n|---|---|---|---|\n%s", strings.Join(rows, "\n"))
 }
 
 // TestOverheadPerSample: no-op programs through the whole loop (sample, instrument, execute in
@@ -178,7 +188,7 @@ func TestOverheadPerSample(t *testing.T) {
 	noop := filepath.Join(t.TempDir(), "noop.py")
 	os.WriteFile(noop, []byte("pass\n"), 0o644)
 	sb := &timedSandbox{inner: local, noop: noop}
-	r := runTraining(t, sb, 16, 16, 2, 8)
+	r := runTraining(t, sb, 16, 16, 2, 8, false)
 	var inSandbox []float64
 	for _, s := range sb.spans {
 		inSandbox = append(inSandbox, s.end.Sub(s.start).Seconds())
