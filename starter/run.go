@@ -39,7 +39,7 @@ type runFlags struct {
 	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store string
 	seed                                                                                   uint64
 	improveFraction, learningRate                                                          float64
-	noDurationWeight, detach, searchAttributes                                             bool
+	noDurationWeight, detach, searchAttributes, sampleAtStart                              bool
 }
 
 func (f *runFlags) validate() error {
@@ -123,6 +123,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&f.evalSamples, "eval-samples", 8, "K: final evaluation samples (scratch, then one improve each)")
 	fs.IntVar(&f.staleness, "staleness", 0, "end executions sampled more than this many iterations ago, as timeouts with partial credit (0: never; the task's wall limit still applies). Cancelling slow programs biases the policy toward fast ones: see benchmarks/RESULTS.md")
 	fs.IntVar(&f.bufferCap, "buffer", 16, "capacity of the self-improve buffer (half best, half recent)")
+	fs.BoolVar(&f.sampleAtStart, "sample-at-iteration-start", false, "sample only when an iteration starts instead of replacing each finished program at once (with --oversample 1: the synchronous wait-for-all baseline)")
 	fs.IntVar(&f.continueEvery, "continue-every", 10, "iterations per workflow history segment (continue-as-new)")
 	fs.Float64Var(&f.improveFraction, "improve-fraction", 0.5, "share of training prompts that improve a previous solution")
 	fs.StringVar(&f.improveFrom, "improve-from", activities.ImproveMixed, "which previous solution improve prompts build on: mixed (the buffer's best and most recent halves), best, recent, failed-close (failed programs that got furthest)")
@@ -196,7 +197,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
 			ExecTimeout:      time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
-			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(),
+			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
 			Policy: model.DefaultConfig(), Init: f.initPolicy, PPO: cfg}}
 	if f.specFile != "" {
 		return errors.New("--task-spec with `run` needs the spec on every worker; put the file in tasks/specs and rebuild, for now")
