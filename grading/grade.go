@@ -343,44 +343,28 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 		}
 		return LogLoss(truth, probs), nil
 	case "roc-auc", "mean-column-roc-auc":
-		total := 0.0
-		for k, c := range cols {
-			score, err := parseColumn(sub, k, c)
+		return perColumn(sub, ans, cols, func(pred, truth []float64, col string) (float64, error) {
+			auc, err := ROCAUC(truth, pred)
 			if err != nil {
-				return 0, err
+				return 0, fmt.Errorf("column %q: %w", col, err) // the answers hold one class: ours to fix
 			}
-			truth, err := truthFloats(ans, c)
-			if err != nil {
-				return 0, err
-			}
-			auc, err := ROCAUC(truth, score)
-			if err != nil {
-				return 0, fmt.Errorf("column %q: %w", c, err)
-			}
-			total += auc
-		}
-		return total / float64(len(cols)), nil
+			return auc, nil
+		})
 	case "quadratic-weighted-kappa":
-		pred, err := parseColumn(sub, 0, cols[0])
-		if err != nil {
-			return 0, err
-		}
-		truth, err := truthFloats(ans, cols[0])
-		if err != nil {
-			return 0, err
-		}
-		p, t := make([]int, len(pred)), make([]int, len(truth))
-		for i := range pred {
-			if pred[i] != math.Trunc(pred[i]) {
-				return 0, invalidf("row %d: score %v is not an integer", i+1, pred[i])
+		return perColumn(sub, ans, cols, func(pred, truth []float64, _ string) (float64, error) {
+			p, t := make([]int, len(pred)), make([]int, len(truth))
+			for i := range pred {
+				if pred[i] != math.Trunc(pred[i]) {
+					return 0, invalidf("row %d: score %v is not an integer", i+1, pred[i])
+				}
+				p[i], t[i] = int(pred[i]), int(truth[i])
 			}
-			p[i], t[i] = int(pred[i]), int(truth[i])
-		}
-		k, err := QuadraticWeightedKappa(t, p)
-		if err != nil {
-			return 0, invalidf("%v", err)
-		}
-		return k, nil
+			k, err := QuadraticWeightedKappa(t, p)
+			if err != nil {
+				return 0, invalidf("%v", err)
+			}
+			return k, nil
+		})
 	case "mean-word-jaccard":
 		c := ans.col(cols[0])
 		if c < 0 {
@@ -397,37 +381,21 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 		}
 		return j, nil
 	case "pearson":
-		pred, err := parseColumn(sub, 0, cols[0])
-		if err != nil {
-			return 0, err
-		}
-		truth, err := truthFloats(ans, cols[0])
-		if err != nil {
-			return 0, err
-		}
-		r, err := Pearson(truth, pred)
-		if err != nil {
-			return 0, invalidf("%v", err)
-		}
-		return r, nil
+		return perColumn(sub, ans, cols, func(pred, truth []float64, _ string) (float64, error) {
+			r, err := Pearson(truth, pred)
+			if err != nil {
+				return 0, invalidf("%v", err)
+			}
+			return r, nil
+		})
 	case "mean-column-rmsle":
-		total := 0.0
-		for k, c := range cols {
-			pred, err := parseColumn(sub, k, c)
-			if err != nil {
-				return 0, err
-			}
-			truth, err := truthFloats(ans, c)
-			if err != nil {
-				return 0, err
-			}
+		return perColumn(sub, ans, cols, func(pred, truth []float64, col string) (float64, error) {
 			e, err := RMSLE(truth, pred)
 			if err != nil {
-				return 0, invalidf("column %q: %v", c, err)
+				return 0, invalidf("column %q: %v", col, err)
 			}
-			total += e
-		}
-		return total / float64(len(cols)), nil
+			return e, nil
+		})
 	case "accuracy":
 		c := ans.col(cols[0])
 		if c < 0 {
@@ -440,6 +408,28 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 		return Accuracy(truth, pred), nil
 	}
 	return 0, fmt.Errorf("metric %q has no grader", spec.Metric)
+}
+
+// perColumn applies a numeric metric to each answer column's predictions and truths and
+// returns the mean over the columns (the value itself for one column).
+func perColumn(sub [][]string, ans table, cols []string, f func(pred, truth []float64, col string) (float64, error)) (float64, error) {
+	total := 0.0
+	for k, c := range cols {
+		pred, err := parseColumn(sub, k, c)
+		if err != nil {
+			return 0, err
+		}
+		truth, err := truthFloats(ans, c)
+		if err != nil {
+			return 0, err
+		}
+		v, err := f(pred, truth, c)
+		if err != nil {
+			return 0, err
+		}
+		total += v
+	}
+	return total / float64(len(cols)), nil
 }
 
 // canonicalLabel lets "2" and "2.0" name the same class, as pandas' numeric columns would.

@@ -3,14 +3,10 @@ package tasks_test
 import (
 	"archive/zip"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"gopkg.in/yaml.v3"
 
 	"mlerl/internal/testenv"
 	"mlerl/tasks"
@@ -72,34 +68,7 @@ func TestUserSpecOverridesBuiltin(t *testing.T) {
 
 // The prepared files must be byte-identical to MLE-bench's: their md5s are in shared/.
 func TestPrepareMatchesMLEBenchChecksums(t *testing.T) {
-	dataDir := testenv.PreparedData(t, "leaf-classification")
-	var sums struct {
-		Public  map[string]string `yaml:"public"`
-		Private map[string]string `yaml:"private"`
-	}
-	b, err := os.ReadFile(filepath.Join(testenv.SharedDir(t, "mlebench"), "leaf-classification", "checksums.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(b, &sums); err != nil {
-		t.Fatal(err)
-	}
-	d := tasks.Layout{DataDir: dataDir}.Dirs("leaf-classification", tasks.SplitTest)
-	check := func(dir string, want map[string]string) {
-		for name, sum := range want {
-			data, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Errorf("%s: %v", name, err)
-				continue
-			}
-			got := md5.Sum(data)
-			if hex.EncodeToString(got[:]) != sum {
-				t.Errorf("%s/%s: md5 %x, MLE-bench has %s", filepath.Base(dir), name, got, sum)
-			}
-		}
-	}
-	check(d.Public, sums.Public)
-	check(d.Private, sums.Private)
+	checkMLEBenchChecksums(t, testenv.PreparedData(t, "leaf-classification"), "leaf-classification")
 }
 
 func TestValidationSplitIsACarveOutOfTheTrain(t *testing.T) {
