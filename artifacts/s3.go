@@ -204,4 +204,3 @@ func s3Code(err error) string {
 
 // Content-addressed artifacts (checkpoints): the key is the data's sha256, so a blob written
 // twice is stored once, and a load can prove it got the bytes that were saved.
-
