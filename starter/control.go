@@ -33,7 +33,11 @@ func dialRun(ctx context.Context, runDir string) (client.Client, runInfo, error)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c, err := client.DialContext(dctx, client.Options{HostPort: address, Namespace: info.Namespace, Logger: quiet{}})
+	opts, err := clientOptions(address, info.Namespace, info.TLS, quiet{})
+	if err != nil {
+		return nil, info, err
+	}
+	c, err := client.DialContext(dctx, opts)
 	if err != nil {
 		if info.External == "" {
 			return nil, info, fmt.Errorf("the run's embedded Temporal server is not running (last at %s): `starter resume %s` starts it and continues the run", address, runDir)
@@ -130,6 +134,8 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	sbf.register(fs)
 	var inf instrumenterFlags
 	inf.register(fs)
+	var tf2 tlsFlags
+	tf2.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -161,7 +167,12 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("--runs: %w", err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	c, err := client.DialContext(dctx, client.Options{HostPort: *address, Namespace: *namespace, Logger: quiet{}})
+	opts, err := clientOptions(*address, *namespace, tf2, quiet{})
+	if err != nil {
+		cancel()
+		return err
+	}
+	c, err := client.DialContext(dctx, opts)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("Temporal is unreachable at %s: %w", *address, err)

@@ -35,6 +35,7 @@ type runFlags struct {
 	taskFlags
 	sandbox                                                                                sandboxFlags
 	instrumenter                                                                           instrumenterFlags
+	tls                                                                                    tlsFlags
 	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery int
 	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store string
 	seed                                                                                   uint64
@@ -87,6 +88,7 @@ type runInfo struct {
 	Python     string               `json:"python"`
 	Slots      int                  `json:"slots"`
 	Store      string               `json:"store,omitempty"` // artifact store URI; empty: the run directory
+	TLS        tlsFlags             `json:"tls"`
 	Sandbox    sandboxFlags         `json:"sandbox"`
 	Instrument instrumenterFlags    `json:"instrumenter"`
 	Roles      []string             `json:"worker_roles"`
@@ -139,6 +141,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
 	f.sandbox.register(fs)
 	f.instrumenter.register(fs)
+	f.tls.register(fs)
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
 	if err := parse(fs, args); err != nil {
@@ -156,6 +159,11 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if _, err := f.instrumenter.open(f.python); err != nil {
 		return err
+	}
+	if cfg, err := f.tls.options(); err != nil {
+		return err
+	} else if cfg != nil && f.temporalAddress == "" {
+		return errors.New("--tls* flags are for an existing cluster: give --temporal-address too (the embedded server speaks plain gRPC on loopback)")
 	}
 	if f.store != "" {
 		if _, err := artifacts.OpenRuns(f.store, os.Getenv); err != nil {
@@ -192,7 +200,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 		wfID = "train-" + spec.ID + "-" + run
 	}
 	info := runInfo{WorkflowID: wfID, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
-		DataDir: dataDir, Python: f.python, Slots: f.slots, Store: f.store, Sandbox: f.sandbox, Instrument: f.instrumenter, Roles: strings.Split(f.workerRoles, ","),
+		DataDir: dataDir, Python: f.python, Slots: f.slots, Store: f.store, TLS: f.tls, Sandbox: f.sandbox, Instrument: f.instrumenter, Roles: strings.Split(f.workerRoles, ","),
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
@@ -289,7 +297,13 @@ func openStack(ctx context.Context, runDir string, info *runInfo, out io.Writer)
 		address, info.UIURL = s.server.Address, s.server.WorkflowURL(info.WorkflowID)
 	}
 	dialCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	s.client, err = client.DialContext(dialCtx, client.Options{HostPort: address, Namespace: info.Namespace, Logger: logger})
+	opts, err := clientOptions(address, info.Namespace, info.TLS, logger)
+	if err != nil {
+		cancel()
+		s.close()
+		return nil, err
+	}
+	s.client, err = client.DialContext(dialCtx, opts)
 	cancel()
 	if err != nil {
 		s.close()
