@@ -27,9 +27,9 @@ type Preparer struct {
 // are rebuilt into a temporary folder first and moved in only on success, so a failure loses
 // nothing that was there.
 func (p Preparer) Prepare(ctx context.Context, s *Spec, raw string) error {
-	script, err := preparers.ReadFile("preparers/" + s.ID + ".py")
+	script, err := preparerScript(s.ID)
 	if err != nil {
-		return fmt.Errorf("task %s has no preparer yet; prepare it with MLE-bench (`mlebench prepare -c %s`) and point --data-dir at its data folder", s.ID, s.ID)
+		return err
 	}
 	rawDir, cleanup, err := openRaw(raw, s.RawFiles)
 	if err != nil {
@@ -53,7 +53,7 @@ func (p Preparer) Prepare(ctx context.Context, s *Spec, raw string) error {
 			return err
 		}
 	}
-	cmd := exec.CommandContext(ctx, p.Python, "-c", string(script), rawDir, dirs.Public, dirs.Private)
+	cmd := exec.CommandContext(ctx, p.Python, "-c", script, rawDir, dirs.Public, dirs.Private)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -71,6 +71,25 @@ func (p Preparer) Prepare(ctx context.Context, s *Spec, raw string) error {
 		return err
 	}
 	return os.Rename(filepath.Join(staging, s.ID, "prepared"), final)
+}
+
+// preparerScript returns the Python source Prepare runs for task id: preparers/common.py (the
+// helpers the preparers share) followed by preparers/<id>.py. Only a built-in task has a
+// preparer, so an id that is not one (such as "common") is refused before the lookup.
+func preparerScript(id string) (string, error) {
+	noPreparer := fmt.Errorf("task %s has no preparer yet; prepare it with MLE-bench (`mlebench prepare -c %s`) and point --data-dir at its data folder", id, id)
+	if _, err := Builtin().Get(id); err != nil {
+		return "", noPreparer
+	}
+	script, err := preparers.ReadFile("preparers/" + id + ".py")
+	if err != nil {
+		return "", noPreparer
+	}
+	common, err := preparers.ReadFile("preparers/common.py")
+	if err != nil {
+		return "", err // embedded at build time: cannot fail at run time
+	}
+	return string(common) + "\n" + string(script), nil
 }
 
 // openRaw returns a folder holding the raw files, extracting a zip when given one.

@@ -3,21 +3,15 @@
 # and random_state=0. The new test keeps only the fields of Kaggle's test.json; the answers are
 # request_id and requester_received_pizza as 0/1; the sample submission predicts 0 everywhere.
 # JSON is written like json.dump(..., indent=4), CSV like pandas' to_csv(index=False).
+# Runs after common.py (args, raw_file, split).
 import json
-import sys
-from pathlib import Path
 
-import pandas as pd
-from sklearn.model_selection import train_test_split
-
-raw, public, private = (Path(p) for p in sys.argv[1:4])
+raw, public, private = args()
 ID, LABEL = "request_id", "requester_received_pizza"
 
 
 def load(name):
-    path = raw / name
-    if not path.is_file():
-        sys.exit(f"raw file {name} is missing from {raw}: download random-acts-of-pizza's files from Kaggle")
+    path = raw_file(raw, name)
     try:
         with open(path) as f:
             records = json.load(f)
@@ -43,7 +37,7 @@ if lacking:
     sys.exit(f"raw file test.json has fields train.json lacks: {lacking[:5]}")
 
 test_share = len(old_test) / (len(old_train) + len(old_test))
-new_train, new_test = train_test_split(old_train, test_size=test_share, random_state=0)
+new_train, new_test = split(old_train, test_share)
 
 with open(public / "train.json", "w") as f:
     json.dump(new_train, f, indent=4)
