@@ -87,7 +87,8 @@ type runInfo struct {
 	DataDir    string               `json:"data_dir"`
 	Python     string               `json:"python"`
 	Slots      int                  `json:"slots"`
-	Store      string               `json:"store,omitempty"` // artifact store URI; empty: the run directory
+	Store      string               `json:"store,omitempty"`     // artifact store URI; empty: the run directory
+	SpecFile   string               `json:"task_spec,omitempty"` // a user's task spec (external workers need --task-spec too)
 	TLS        tlsFlags             `json:"tls"`
 	Sandbox    sandboxFlags         `json:"sandbox"`
 	Instrument instrumenterFlags    `json:"instrumenter"`
@@ -195,21 +196,22 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	cfg.LearningRate = f.learningRate
 	run := filepath.Base(runDir)
 	dataDir, _ := filepath.Abs(f.dataDir)
+	specFile := ""
+	if f.specFile != "" {
+		specFile, _ = filepath.Abs(f.specFile)
+	}
 	wfID := "train-" + run // says task and run: the default run name starts with the task
 	if !strings.HasPrefix(run, spec.ID) {
 		wfID = "train-" + spec.ID + "-" + run
 	}
 	info := runInfo{WorkflowID: wfID, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
-		DataDir: dataDir, Python: f.python, Slots: f.slots, Store: f.store, TLS: f.tls, Sandbox: f.sandbox, Instrument: f.instrumenter, Roles: strings.Split(f.workerRoles, ","),
+		DataDir: dataDir, Python: f.python, Slots: f.slots, Store: f.store, SpecFile: specFile, TLS: f.tls, Sandbox: f.sandbox, Instrument: f.instrumenter, Roles: strings.Split(f.workerRoles, ","),
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
 			ExecTimeout:      time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
 			Policy: model.DefaultConfig(), Init: f.initPolicy, PPO: cfg}}
-	if f.specFile != "" {
-		return errors.New("--task-spec with `run` needs the spec on every worker; put the file in tasks/specs and rebuild, for now")
-	}
 	if err := writeRunInfo(runDir, info); err != nil {
 		return err
 	}
@@ -345,6 +347,12 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	registry := tasks.Builtin()
+	if info.SpecFile != "" {
+		if _, err := registry.AddFile(info.SpecFile); err != nil {
+			return err
+		}
+	}
 	st, err := openStack(ctx, runDir, &info, out)
 	if err != nil {
 		return err
@@ -357,7 +365,7 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 		}
 	}
 	acts := &activities.Activities{Runs: runs, Sandbox: sb,
-		Instrumenter: ins, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: info.DataDir},
+		Instrumenter: ins, Tasks: registry, Layout: tasks.Layout{DataDir: info.DataDir},
 		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
 	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots,
 		Roles: info.Roles})

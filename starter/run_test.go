@@ -113,6 +113,8 @@ func TestRunEndToEnd(t *testing.T) {
 func TestRunRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
 	empty := t.TempDir()
+	badSpec := filepath.Join(empty, "spec.yaml")
+	os.WriteFile(badSpec, []byte("id: my-task\ndirectin: min\n"), 0o644)
 	cases := []struct {
 		name string
 		args []string
@@ -124,6 +126,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"bad protocol", []string{"--task", "leaf-classification", "--protocol", "test"}, "--protocol must be leak-free or paper"},
 		{"not a number", []string{"--task", "leaf-classification", "--iterations", "many"}, "invalid value"},
 		{"stray argument", []string{"--task", "leaf-classification", "now"}, `unexpected argument "now"`},
+		{"a task spec with a typo", []string{"--task", "my-task", "--task-spec", badSpec}, "field directin not found"},
+		{"unknown worker role", []string{"--task", "leaf-classification", "--worker-roles", "workflows,cpu"}, `unknown role "cpu"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
