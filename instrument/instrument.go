@@ -4,14 +4,15 @@
 package instrument
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -31,54 +32,131 @@ type Instrumenter interface {
 }
 
 // AST is the default instrumenter: Python's ast module finds the operations and lines are
-// inserted after them; no existing line changes.
+// inserted after them; no existing line changes. Requests go to one long-lived Python process
+// per interpreter (started on first use, restarted if it dies or hangs).
 type AST struct {
 	Python string
 }
 
 // Only parsing happens here (nothing of the program runs), but a pathological program could
-// still make the parser slow, so the call is bounded.
-const parseTimeout = 30 * time.Second
+// still make the parser slow, so each request is bounded.
+const requestTimeout = 30 * time.Second
 
-func (a AST) run(ctx context.Context, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, parseTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, a.Python, append([]string{"-c", string(script)}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("instrumenter (%s) failed: %v: %s", a.Python, err, stderr.String())
+// server is a running instrument.py.
+type server struct {
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+var servers sync.Map // interpreter path -> *server
+
+func (s *server) stop() {
+	if s.cmd != nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+		s.cmd = nil
 	}
-	return out, nil
+}
+
+func (s *server) start(python string) error {
+	cmd := exec.Command(python, "-c", string(script))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the instrumenter (%s): %w", python, err)
+	}
+	s.cmd, s.in, s.out = cmd, in, bufio.NewReaderSize(out, 1<<20)
+	return nil
+}
+
+// call sends one request and decodes the answer, restarting the process once if it had died.
+func (a AST) call(ctx context.Context, req, answer any) error {
+	v, _ := servers.LoadOrStore(a.Python, &server{})
+	s := v.(*server)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	line, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	var last error
+	for attempt := 0; attempt < 2; attempt++ {
+		if s.cmd == nil {
+			if err := s.start(a.Python); err != nil {
+				return err
+			}
+		}
+		reply, err := s.roundTrip(ctx, append(line, '\n'))
+		if err == nil {
+			var e struct {
+				Error string `json:"error"`
+			}
+			if json.Unmarshal(reply, &e) == nil && e.Error != "" {
+				return fmt.Errorf("instrumenter: %s", e.Error)
+			}
+			return json.Unmarshal(reply, answer)
+		}
+		s.stop()
+		last = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return fmt.Errorf("instrumenter (%s) failed: %w", a.Python, last)
+}
+
+func (s *server) roundTrip(ctx context.Context, line []byte) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		if _, err := s.in.Write(line); err != nil {
+			done <- result{nil, err}
+			return
+		}
+		b, err := s.out.ReadBytes('\n')
+		done <- result{b, err}
+	}()
+	timer := time.NewTimer(requestTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.b, r.err
+	case <-timer.C:
+		s.stop() // unblocks the reader
+		<-done
+		return nil, fmt.Errorf("no answer within %s", requestTimeout)
+	case <-ctx.Done():
+		s.stop()
+		<-done
+		return nil, ctx.Err()
+	}
 }
 
 // Instrument returns the program with marker prints inserted, verified.
 func (a AST) Instrument(ctx context.Context, program string) (Result, error) {
-	dir, err := os.MkdirTemp("", "mlerl-instrument-")
-	if err != nil {
+	var res struct {
+		Program  string   `json:"program"`
+		Inserted []string `json:"inserted"`
+		Note     string   `json:"note"`
+	}
+	if err := a.call(ctx, map[string]string{"op": "instrument", "program": program}, &res); err != nil {
 		return Result{}, err
 	}
-	defer os.RemoveAll(dir)
-	in, out := filepath.Join(dir, "in.py"), filepath.Join(dir, "out.py")
-	if err := os.WriteFile(in, []byte(program), 0o600); err != nil {
-		return Result{}, err
-	}
-	raw, err := a.run(ctx, "instrument", in, out)
-	if err != nil {
-		return Result{}, err
-	}
-	var res Result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return Result{}, fmt.Errorf("instrumenter printed %q: %w", raw, err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		return Result{}, err
-	}
-	res.Program = string(b)
-	if len(res.Inserted) > 0 {
-		ok, why, err := a.Verify(ctx, program, res.Program)
+	out := Result{Program: res.Program, Inserted: res.Inserted, Note: res.Note}
+	if len(out.Inserted) > 0 {
+		ok, why, err := a.Verify(ctx, program, out.Program)
 		if err != nil {
 			return Result{}, err
 		}
@@ -87,29 +165,17 @@ func (a AST) Instrument(ctx context.Context, program string) (Result, error) {
 			return Result{Program: program, Note: "instrumentation rejected by the verifier: " + why}, nil
 		}
 	}
-	return res, nil
+	return out, nil
 }
 
 // Verify reports whether removing the marker prints from instrumented gives back original.
 func (a AST) Verify(ctx context.Context, original, instrumented string) (bool, string, error) {
-	dir, err := os.MkdirTemp("", "mlerl-verify-")
-	if err != nil {
-		return false, "", err
-	}
-	defer os.RemoveAll(dir)
-	o, i := filepath.Join(dir, "orig.py"), filepath.Join(dir, "instr.py")
-	os.WriteFile(o, []byte(original), 0o600)
-	os.WriteFile(i, []byte(instrumented), 0o600)
-	raw, err := a.run(ctx, "verify", o, i)
-	if err != nil {
-		return false, "", err
-	}
 	var v struct {
 		OK     bool   `json:"ok"`
 		Reason string `json:"reason"`
 	}
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return false, "", fmt.Errorf("verifier printed %q: %w", raw, err)
+	if err := a.call(ctx, map[string]string{"op": "verify", "original": original, "instrumented": instrumented}, &v); err != nil {
+		return false, "", err
 	}
 	return v.OK, v.Reason, nil
 }

@@ -1,7 +1,7 @@
 # Static instrumenter: inserts the seven progress prints after the operations they announce,
 # changing nothing else (lines are inserted; no existing line is touched).
-#   python3 instrument.py instrument IN OUT  -> writes OUT, prints JSON {"inserted": [...]}
-#   python3 instrument.py verify ORIG INSTR  -> exit 0 when INSTR minus marker prints == ORIG
+#   python3 instrument.py < requests: one JSON request a line, {"op": "instrument", "program": ...}
+#   or {"op": "verify", "original": ..., "instrumented": ...}; one JSON answer a line.
 import ast
 import json
 import re
@@ -168,27 +168,36 @@ def verify(orig_src, instr_src):
     return None
 
 
-def main():
-    mode, a, b = sys.argv[1:4]
-    if mode == "instrument":
-        src = open(a).read()
+def handle(req):
+    if req.get("op") == "instrument":
+        src = req["program"]
         try:
             out, inserted = instrument(src)
         except SyntaxError as e:
             # A program that does not parse cannot be instrumented; it runs as written and fails.
-            open(b, "w").write(src)
-            print(json.dumps({"inserted": [], "note": f"not instrumented: syntax error line {e.lineno}"}))
-            return
-        open(b, "w").write(out)
-        print(json.dumps({"inserted": inserted}))
-    elif mode == "verify":
+            return {"program": src, "inserted": [], "note": f"not instrumented: syntax error line {e.lineno}"}
+        return {"program": out, "inserted": inserted}
+    if req.get("op") == "verify":
         try:
-            why = verify(open(a).read(), open(b).read())
+            why = verify(req["original"], req["instrumented"])
         except SyntaxError as e:
             why = f"syntax error line {e.lineno}"
-        print(json.dumps({"ok": why is None, "reason": why or ""}))
-    else:
-        sys.exit("usage: instrument.py instrument|verify A B")
+        return {"ok": why is None, "reason": why or ""}
+    return {"error": f"unknown op {req.get('op')!r}"}
+
+
+def main():
+    # One JSON request per line on stdin, one JSON answer per line on stdout: the worker keeps
+    # this process for its lifetime, so no sample pays for a Python start-up.
+    for line in sys.stdin:
+        try:
+            answer = handle(json.loads(line))
+        except RecursionError:
+            answer = {"error": "the program is nested too deeply to analyse"}
+        except Exception as e:  # never let one program stop the server
+            answer = {"error": f"{type(e).__name__}: {e}"}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -102,5 +103,45 @@ func TestProgramsThatDoNotParseRunAsWritten(t *testing.T) {
 	}
 	if res.Program != bad || len(res.Inserted) != 0 || !strings.Contains(res.Note, "syntax error") {
 		t.Fatalf("got %+v", res)
+	}
+}
+
+// The long-lived instrumenter survives its process dying and serves concurrent callers.
+func TestInstrumenterServerRecoversAndSerialises(t *testing.T) {
+	testenv.RequirePython(t)
+	a := AST{Python: testenv.Python}
+	ctx := context.Background()
+	if _, err := a.Instrument(ctx, program); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := servers.Load(testenv.Python)
+	s := v.(*server)
+	s.mu.Lock()
+	s.cmd.Process.Kill() // as if the OOM killer took it
+	s.mu.Unlock()
+	if res, err := a.Instrument(ctx, program); err != nil || len(res.Inserted) != 7 {
+		t.Fatalf("after the process died: %+v %v", res, err)
+	}
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func() {
+			res, err := a.Instrument(ctx, program)
+			if err == nil && len(res.Inserted) != 7 {
+				err = fmt.Errorf("inserted %v", res.Inserted)
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	deep := "x = " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000) + "\n"
+	if _, err := a.Instrument(ctx, deep); err == nil {
+		t.Log("a 5000-deep expression was handled") // Python may parse it; what matters is no hang
+	}
+	if _, err := a.Instrument(ctx, program); err != nil {
+		t.Fatalf("the server must still answer after a pathological program: %v", err)
 	}
 }
