@@ -307,24 +307,29 @@ func previous(ctx context.Context, store artifacts.Store, id string) (model.Prev
 		Valid: res.Valid, Duration: res.DurationS, TestingLoss: testing}, nil
 }
 
-// InstrumentProgram inserts the progress prints and stores instrumented.py.
-func (a *Activities) InstrumentProgram(ctx context.Context, in InstrumentInput) (InstrumentResult, error) {
+// InstrumentPrograms inserts the progress prints into each sample's program and stores
+// instrumented.py beside it.
+func (a *Activities) InstrumentPrograms(ctx context.Context, in InstrumentInput) (InstrumentResult, error) {
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return InstrumentResult{}, badInput("%v", err)
 	}
-	prog, err := store.Get(ctx, sampleKey(in.SampleID, "program.py"))
-	if err != nil {
-		return InstrumentResult{}, err
+	var out InstrumentResult
+	for _, id := range in.SampleIDs {
+		prog, err := store.Get(ctx, sampleKey(id, "program.py"))
+		if err != nil {
+			return InstrumentResult{}, err
+		}
+		res, err := a.Instrumenter.Instrument(ctx, string(prog))
+		if err != nil {
+			return InstrumentResult{}, err
+		}
+		if err := store.Put(ctx, sampleKey(id, "instrumented.py"), []byte(res.Program)); err != nil {
+			return InstrumentResult{}, err
+		}
+		out.Samples = append(out.Samples, InstrumentedSample{ID: id, Inserted: res.Inserted, Note: res.Note})
 	}
-	res, err := a.Instrumenter.Instrument(ctx, string(prog))
-	if err != nil {
-		return InstrumentResult{}, err
-	}
-	if err := store.Put(ctx, sampleKey(in.SampleID, "instrumented.py"), []byte(res.Program)); err != nil {
-		return InstrumentResult{}, err
-	}
-	return InstrumentResult{Inserted: res.Inserted, Note: res.Note}, nil
+	return out, nil
 }
 
 // Heartbeat is what an execution reports while it runs.

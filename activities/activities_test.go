@@ -49,7 +49,7 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 	for i, c := range cases {
 		id := "case-" + string(rune('a'+i))
 		store.Put(context.Background(), sampleKey(id, "program.py"), []byte(c.program))
-		if _, err := env.ExecuteActivity(a.InstrumentProgram, InstrumentInput{Run: "r", SampleID: id}); err != nil {
+		if _, err := env.ExecuteActivity(a.InstrumentPrograms, InstrumentInput{Run: "r", SampleIDs: []string{id}}); err != nil {
 			t.Fatal(err)
 		}
 		v, err := env.ExecuteActivity(a.ExecuteProgram, ExecuteInput{Run: "r", Task: spec.ID, SampleID: id, Split: tasks.SplitValidation})

@@ -74,14 +74,21 @@ type SampleRef struct {
 	Actions string `json:"actions"`
 }
 
-// InstrumentInput names the sample whose program gets progress prints.
+// InstrumentInput names the samples whose programs get progress prints (one call per batch of
+// newly sampled programs, so a batch costs one activity round trip, not one per program).
 type InstrumentInput struct {
-	Run      string `json:"run"` // the run id: its artifacts live in the run's store
-	SampleID string `json:"sample_id"`
+	Run       string   `json:"run"`
+	SampleIDs []string `json:"sample_ids"`
 }
 
-// InstrumentResult says which markers were inserted.
+// InstrumentResult says which markers were inserted into each program.
 type InstrumentResult struct {
+	Samples []InstrumentedSample `json:"samples"`
+}
+
+// InstrumentedSample is one program's instrumentation.
+type InstrumentedSample struct {
+	ID       string   `json:"id"`
 	Inserted []string `json:"inserted"`
 	Note     string   `json:"note,omitempty"`
 }

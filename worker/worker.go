@@ -48,7 +48,7 @@ func Start(o Options) (*Workers, error) {
 			w.RegisterActivity(a.LoadState)
 		case RoleExec:
 			w = sdkworker.New(o.Client, activities.ExecQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.Slots})
-			w.RegisterActivity(a.InstrumentProgram)
+			w.RegisterActivity(a.InstrumentPrograms)
 			w.RegisterActivity(a.ExecuteProgram)
 			w.RegisterActivity(a.FinalGrade)
 		case RoleGPU:

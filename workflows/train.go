@@ -256,13 +256,16 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	}
 	upsert()
 
-	// execute instruments then runs one sample; used by training coroutines and evaluation.
-	execute := func(c workflow.Context, id string, split tasks.SplitName) (activities.ExecuteResult, error) {
-		var ir activities.InstrumentResult
-		if err := workflow.ExecuteActivity(summarised(c, instrumentOpts, "instrument %s", id), a.InstrumentProgram,
-			activities.InstrumentInput{Run: in.Run, SampleID: id}).Get(c, &ir); err != nil {
-			return activities.ExecuteResult{}, err
+	// instrument adds the progress prints to a batch of newly sampled programs in one activity.
+	instrument := func(ids []string) error {
+		if len(ids) == 0 {
+			return nil
 		}
+		return workflow.ExecuteActivity(summarised(ctx, instrumentOpts, "instrument %d programs (%s...)", len(ids), ids[0]), a.InstrumentPrograms,
+			activities.InstrumentInput{Run: in.Run, SampleIDs: ids}).Get(ctx, nil)
+	}
+	// execute runs one instrumented sample; used by training coroutines and evaluation.
+	execute := func(c workflow.Context, id string, split tasks.SplitName) (activities.ExecuteResult, error) {
 		var res activities.ExecuteResult
 		err := workflow.ExecuteActivity(summarised(c, executeOpts, "run %s on the %s split", id, split), a.ExecuteProgram,
 			activities.ExecuteInput{Run: in.Run, Task: in.Task, SampleID: id, Split: split}).Get(c, &res)
@@ -284,9 +287,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			results.Send(gctx, o)
 		})
 	}
-	receive := func() outcome {
-		var o outcome
-		results.Receive(ctx, &o)
+	// settle removes a finished execution from the in-flight list.
+	settle := func(o outcome) outcome {
 		for k, p := range pending {
 			if p.id == o.ID {
 				pending = append(pending[:k], pending[k+1:]...)
@@ -295,6 +297,11 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		}
 		st.SamplesDone++
 		return o
+	}
+	receive := func() outcome {
+		var o outcome
+		results.Receive(ctx, &o)
+		return settle(o)
 	}
 	better := func(s float64) bool {
 		if st.Best == nil {
@@ -336,6 +343,9 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			}).Get(ctx, &refs); err != nil {
 				return err
 			}
+			if err := instrument(ids); err != nil {
+				return err
+			}
 			for _, r := range refs {
 				launch(r.ID, it)
 			}
@@ -362,9 +372,16 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		// so an iteration always learns from B programs that finished.
 		for counted := len(done); counted < in.Batch; {
 			o := receive()
-			done = append(done, o)
-			if !o.Stale {
-				counted++
+			for {
+				done = append(done, o)
+				if !o.Stale {
+					counted++
+				}
+				// Take every result already waiting, so one top-up replaces them all.
+				if counted >= in.Batch || !results.ReceiveAsync(&o) {
+					break
+				}
+				o = settle(o)
 			}
 			if counted < in.Batch && !in.SampleAtIterationStart {
 				if err := topUp(); err != nil {
@@ -476,6 +493,9 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			Run: in.Run, Task: in.Task, Descriptor: st.Task, Checkpoint: st.Checkpoint, Iteration: st.Iteration, IDs: ids,
 			Purpose: purpose, ImproveOf: improveOf, Seed: in.Seed,
 		}).Get(ctx, &refs); err != nil {
+			return nil, err
+		}
+		if err := instrument(ids); err != nil {
 			return nil, err
 		}
 		futures := make([]workflow.Future, len(refs))

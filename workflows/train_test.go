@@ -60,7 +60,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			}
 			return refs, nil
 		})
-	env.OnActivity(a.InstrumentProgram, mock.Anything, mock.Anything).Return(activities.InstrumentResult{}, nil)
+	env.OnActivity(a.InstrumentPrograms, mock.Anything, mock.Anything).Return(activities.InstrumentResult{}, nil)
 	env.OnActivity(a.ExecuteProgram, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.ExecuteInput) (activities.ExecuteResult, error) {
 			// Mocked activities run in real time in the test environment: a short real sleep
