@@ -452,8 +452,11 @@ func iterationLine(m activities.IterationMetrics, total int) string {
 	if m.BestScore != nil {
 		best = fmt.Sprintf("%.5f", *m.BestScore)
 	}
-	return fmt.Sprintf("iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, stale %d, pg_loss %.3f, entropy %.3f)",
-		m.Iteration, total, 100*m.ValidRate, m.MeanReward, best, m.MeanDuration, m.InFlight, m.Stale, m.PPO.PGLoss, m.PPO.Entropy)
+	const width = 20
+	filled := width * m.Iteration / max(total, 1)
+	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
+	return fmt.Sprintf("[%s] iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, stale %d, pg_loss %.3f, entropy %.3f)",
+		bar, m.Iteration, total, 100*m.ValidRate, m.MeanReward, best, m.MeanDuration, m.InFlight, m.Stale, m.PPO.PGLoss, m.PPO.Entropy)
 }
 
 func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows.Progress, error) {

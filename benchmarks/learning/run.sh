@@ -23,7 +23,7 @@ for seed in $seeds; do
       random) extra=(--init uniform --learning-rate 0) ;;
     esac
     echo "== $arm seed $seed"
-    bin/starter run "${common[@]}" --seed "$seed" --out "$dir" "${extra[@]}" | grep -E "^iteration|^graded|^no evaluated"
+    bin/starter run "${common[@]}" --seed "$seed" --out "$dir" "${extra[@]}" | grep -E "iteration [0-9]+/|^graded|^no evaluated"
   done
 done
 go run ./benchmarks/learning/summarize "$out"
