@@ -243,11 +243,25 @@ func checkWebUI(t *testing.T, runDir string) {
 		}
 		return string(out)
 	}
-	dom := browse("--dump-dom")
-	for _, want := range []string{info.WorkflowID, "Completed", "PPO update 1 on", "run it0001-s000 on the validation split"} {
-		if !strings.Contains(dom, want) {
-			t.Errorf("the Web UI page of %s does not show %q", url, want)
+	// The page is a single-page app that fetches the workflow after loading; on a busy machine
+	// the first render can come before the data, so look again a few times.
+	wants := []string{info.WorkflowID, "Completed", "PPO update 1 on", "run it0001-s000 on the validation split"}
+	var missing []string
+	for attempt := 0; attempt < 5; attempt++ {
+		dom := browse("--dump-dom")
+		missing = missing[:0]
+		for _, want := range wants {
+			if !strings.Contains(dom, want) {
+				missing = append(missing, want)
+			}
 		}
+		if len(missing) == 0 {
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if len(missing) > 0 {
+		t.Errorf("the Web UI page of %s does not show %q", url, missing)
 	}
 	shot := filepath.Join(runDir, "webui.png")
 	browse("--screenshot=" + shot)
