@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
 )
 
 // Server is a running dev server.
@@ -39,6 +41,10 @@ type Options struct {
 	// SearchAttributes to register, name to type (Keyword, Int, Double...).
 	SearchAttributes map[string]string
 }
+
+// Quiet is an SDK logger that drops everything: the dial-retry noise while a server boots, and
+// short control commands.
+var Quiet = log.NewStructuredLogger(slog.New(slog.DiscardHandler))
 
 // FindCLI locates the temporal binary: $MLERL_TEMPORAL_CLI, next to this executable, ./bin, PATH.
 func FindCLI() (string, error) {
@@ -121,7 +127,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			return nil, ctx.Err()
 		case <-time.After(300 * time.Millisecond):
 		}
-		c, err := client.Dial(client.Options{HostPort: s.Address, Logger: quietLogger{}})
+		c, err := client.Dial(client.Options{HostPort: s.Address, Logger: Quiet})
 		if err == nil {
 			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
 			c.Close()
@@ -166,11 +172,3 @@ func tail(file string) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// quietLogger drops the SDK's dial-retry noise while the server boots.
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...interface{}) {}
-func (quietLogger) Info(string, ...interface{})  {}
-func (quietLogger) Warn(string, ...interface{})  {}
-func (quietLogger) Error(string, ...interface{}) {}

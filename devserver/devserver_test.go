@@ -29,7 +29,7 @@ func TestDevServerKeepsStateAcrossRestart(t *testing.T) {
 		t.Fatalf("Web UI at %s: %v %v", srv.UIURL, err, resp)
 	}
 	resp.Body.Close()
-	c, err := client.Dial(client.Options{HostPort: srv.Address, Logger: quietLogger{}})
+	c, err := client.Dial(client.Options{HostPort: srv.Address, Logger: Quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestDevServerKeepsStateAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	c, err = client.Dial(client.Options{HostPort: srv.Address, Logger: quietLogger{}})
+	c, err = client.Dial(client.Options{HostPort: srv.Address, Logger: Quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"mlerl/activities"
 	"mlerl/artifacts"
+	"mlerl/devserver"
 	"mlerl/sandbox"
 	"mlerl/tasks"
 	"mlerl/worker"
@@ -33,7 +34,7 @@ func dialRun(ctx context.Context, runDir string) (client.Client, runInfo, error)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	opts, err := clientOptions(address, info.Namespace, info.TLS, quiet{})
+	opts, err := clientOptions(address, info.Namespace, info.TLS, devserver.Quiet)
 	if err != nil {
 		return nil, info, err
 	}
@@ -167,7 +168,7 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("--runs: %w", err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	opts, err := clientOptions(*address, *namespace, tf2, quiet{})
+	opts, err := clientOptions(*address, *namespace, tf2, devserver.Quiet)
 	if err != nil {
 		cancel()
 		return err
@@ -196,11 +197,3 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	return ctx.Err()
 }
-
-// quiet drops the SDK client's logging for short control commands.
-type quiet struct{}
-
-func (quiet) Debug(string, ...interface{}) {}
-func (quiet) Info(string, ...interface{})  {}
-func (quiet) Warn(string, ...interface{})  {}
-func (quiet) Error(string, ...interface{}) {}

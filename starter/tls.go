@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
 )
 
 // tlsFlags connect to a Temporal cluster over TLS (mutual TLS when a client certificate is
@@ -60,12 +61,7 @@ func (t tlsFlags) options() (*tls.Config, error) {
 }
 
 // clientOptions builds the SDK's options for a cluster address.
-func clientOptions(address, namespace string, t tlsFlags, logger interface {
-	Debug(string, ...interface{})
-	Info(string, ...interface{})
-	Warn(string, ...interface{})
-	Error(string, ...interface{})
-}) (client.Options, error) {
+func clientOptions(address, namespace string, t tlsFlags, logger log.Logger) (client.Options, error) {
 	cfg, err := t.options()
 	if err != nil {
 		return client.Options{}, err
