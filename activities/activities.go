@@ -248,7 +248,7 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 	if in.Purpose == PurposeEvalImprove && len(in.ImproveOf) != len(in.IDs) {
 		return nil, badInput("eval-improve needs one previous sample per id (%d ids, %d previous)", len(in.IDs), len(in.ImproveOf))
 	}
-	schema := codeactions.Schema{IDColumn: spec.IDColumn, TargetColumn: spec.TargetColumns[0]}
+	schema := codeactions.SchemaOf(spec)
 	refs := make([]SampleRef, 0, len(in.IDs))
 	for i, id := range in.IDs {
 		rng := rngFor(in.Seed, id)

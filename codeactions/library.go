@@ -3,11 +3,12 @@
 // post-processing, submission), each rendered into a plan sentence and Python code for a task's
 // schema. Choices interact (a label encoder changes what the submission's columns must be, a
 // model without predict_proba fails at prediction), so most random sequences fail somewhere and
-// the strong programs need several coordinated choices.
+// the strong programs need several coordinated choices. There is one library per modality.
 package codeactions
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -15,6 +16,17 @@ import (
 type Option struct {
 	Name string
 	Plan string // a sentence for the plan paragraph ("" for none)
+	// Prior is the option's relative weight in the warm start's corpus (0 means 1): what a
+	// small pretrained model tends to write, plausible but imperfect.
+	Prior float64
+}
+
+// Weight is the option's prior weight, 1 when none is set.
+func (o Option) Weight() float64 {
+	if o.Prior <= 0 {
+		return 1
+	}
+	return o.Prior
 }
 
 // Slot is one decision in the program, in the order the network emits them.
@@ -23,10 +35,12 @@ type Slot struct {
 	Options []Option
 }
 
-// Library is a modality's action space.
+// Library is a modality's action space and its renderer.
 type Library struct {
 	Modality string
 	Slots    []Slot
+	// render writes the program for a checked choice of options.
+	render func(c Choice, s Schema) Program
 }
 
 // Token is a global index over all (slot, option) pairs: the network's vocabulary.
@@ -100,10 +114,35 @@ func (l *Library) TokensFor(names map[string]string) ([]int, error) {
 	return out, nil
 }
 
-// Schema is what rendering needs to know about a task's files.
-type Schema struct {
-	IDColumn     string
-	TargetColumn string
+// Choice is a checked program: one option per slot.
+type Choice struct {
+	lib *Library
+	idx []int
+}
+
+// Opt is the chosen option's name in slot; it panics on a slot the library does not have,
+// which is a bug in the library's renderer.
+func (c Choice) Opt(slot string) string {
+	for i, s := range c.lib.Slots {
+		if s.Name == slot {
+			return s.Options[c.idx[i]].Name
+		}
+	}
+	panic("codeactions: " + c.lib.Modality + " has no slot " + slot)
+}
+
+// Strength is the index (0..5) of the "strength" slot's option, for libraries that have one.
+func (c Choice) Strength() int { return int(c.Opt("strength")[1] - '0') }
+
+// Plan joins the chosen options' plan sentences and any extra sentences.
+func (c Choice) Plan(extra ...string) string {
+	var plan []string
+	for i, s := range c.lib.Slots {
+		if p := s.Options[c.idx[i]].Plan; p != "" {
+			plan = append(plan, p)
+		}
+	}
+	return strings.Join(append(plan, extra...), " ")
 }
 
 // Program is a rendered action sequence.
@@ -112,11 +151,48 @@ type Program struct {
 	Code string
 }
 
+// Render writes the plan paragraph and the program for tokens.
+func (l *Library) Render(tokens []int, schema Schema) (Program, error) {
+	ch, err := l.Choices(tokens)
+	if err != nil {
+		return Program{}, err
+	}
+	if err := schema.check(l.Modality); err != nil {
+		return Program{}, err
+	}
+	return l.render(Choice{lib: l, idx: ch}, schema), nil
+}
+
+// code accumulates program lines.
+type code struct{ strings.Builder }
+
+func (b *code) w(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
+
+var libraries = map[string]*Library{}
+
+// register adds a modality's library; each library file registers itself.
+func register(l *Library) *Library {
+	if _, dup := libraries[l.Modality]; dup {
+		panic("codeactions: two libraries for " + l.Modality)
+	}
+	libraries[l.Modality] = l
+	return l
+}
+
+// Modalities lists the modalities with a library.
+func Modalities() []string {
+	out := make([]string, 0, len(libraries))
+	for m := range libraries {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // For returns the library for a modality.
 func For(modality string) (*Library, error) {
-	switch modality {
-	case "tabular-classification":
-		return TabularClassification, nil
+	if l, ok := libraries[modality]; ok {
+		return l, nil
 	}
-	return nil, fmt.Errorf("no code-action library for modality %q yet (tabular-classification is available)", modality)
+	return nil, fmt.Errorf("no code-action library for modality %q (available: %s)", modality, strings.Join(Modalities(), ", "))
 }

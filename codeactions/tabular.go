@@ -5,78 +5,83 @@ import (
 	"strings"
 )
 
-// TabularClassification writes probability-submission programs for tabular classification.
-var TabularClassification = &Library{
+// TabularClassification writes programs for tabular classification: probabilities per class
+// (leaf), the positive class's probability (binary, ROC AUC) or the label (accuracy).
+var TabularClassification = register(&Library{
 	Modality: "tabular-classification",
 	Slots: []Slot{
 		{"imports", []Option{
-			{"full", ""},
-			{"no-sklearn", ""}, // fails where the first estimator is named
-			{"no-pandas", ""},  // fails while loading
+			{"full", "", 8},
+			{"no-sklearn", "", 1}, // fails where the first estimator is named
+			{"no-pandas", "", 1},  // fails while loading
 		}},
 		{"load", []Option{
-			{"input", "Load train, test and the sample submission from the input folder."},
-			{"cwd", "Load the CSV files from the working directory."}, // wrong path: fails
-			{"index-col", "Load the CSV files with the id as the index."},
+			{"input", "Load train, test and the sample submission from the input folder.", 6},
+			{"cwd", "Load the CSV files from the working directory.", 3}, // wrong path: fails
+			{"index-col", "Load the CSV files with the id as the index.", 1},
 		}},
 		{"target", []Option{
-			{"label-encoder", "Encode the species labels as integers."},
-			{"raw", "Keep the class labels as they are."},
-			{"label-column", "Take the labels from the label column."}, // no such column: fails
+			{"label-encoder", "Encode the class labels as integers.", 5},
+			{"raw", "Keep the class labels as they are.", 4},
+			{"label-column", "Take the labels from the label column.", 1}, // no such column: fails
 		}},
 		{"features", []Option{
-			{"all", "Use every feature column."},
-			{"with-id", "Use every column including the id."},
-			{"first-half", "Use the first half of the feature columns."},
-			{"second-half", "Use the second half of the feature columns."},
-			{"every-other", "Use every other feature column."},
-			{"top-variance", "Keep the half of the features with the highest variance."},
+			{"all", "Use every feature column.", 6},
+			{"with-id", "Use every column including the id.", 2},
+			{"first-half", "Use the first half of the feature columns.", 1},
+			{"second-half", "Use the second half of the feature columns.", 1},
+			{"every-other", "Use every other feature column.", 1},
+			{"top-variance", "Keep the half of the features with the highest variance.", 1},
+			{"crosses", "Add the pairwise products of the 8 highest-variance features.", 1},
 		}},
 		{"transform", []Option{
-			{"none", ""},
-			{"standard", "Standardise the features."},
-			{"minmax", "Scale the features to [0, 1]."},
-			{"power", "Apply a Yeo-Johnson power transform."},
-			{"pca32", "Standardise, then reduce to 32 principal components."},
-			{"pca64-whiten", "Standardise, then reduce to 64 whitened principal components."},
-			{"log1p", "Take log(1+x) of the features, then standardise."},
+			{"none", "", 6},
+			{"standard", "Standardise the features.", 2},
+			{"minmax", "Scale the features to [0, 1].", 1},
+			{"power", "Apply a Yeo-Johnson power transform.", 1},
+			{"pca32", "Standardise, then reduce to 32 principal components.", 1},
+			{"pca64-whiten", "Standardise, then reduce to 64 whitened principal components.", 1},
+			{"log1p", "Take log(1+x) of the features, then standardise.", 1},
 		}},
 		{"model", []Option{
-			{"logreg", "Fit a multinomial logistic regression."},
-			{"knn", "Fit a distance-weighted k-nearest-neighbours classifier."},
-			{"random-forest", "Fit a random forest."},
-			{"extra-trees", "Fit an extra-trees ensemble."},
-			{"lda", "Fit a shrinkage linear discriminant analysis."},
-			{"qda", "Fit a regularised quadratic discriminant analysis."},
-			{"naive-bayes", "Fit a Gaussian naive Bayes model."},
-			{"svc", "Fit an RBF support vector classifier with probability estimates."},
-			{"mlp", "Fit a small neural network."},
-			{"xgboost", "Fit gradient-boosted trees with XGBoost."},
-			{"linear-svc", "Fit a linear support vector classifier."}, // no predict_proba: fails
+			{"logreg", "Fit a multinomial logistic regression.", 2},
+			{"knn", "Fit a distance-weighted k-nearest-neighbours classifier.", 2},
+			{"random-forest", "Fit a random forest.", 4},
+			{"extra-trees", "Fit an extra-trees ensemble.", 1},
+			{"lda", "Fit a shrinkage linear discriminant analysis.", 1},
+			{"qda", "Fit a regularised quadratic discriminant analysis.", 1},
+			{"naive-bayes", "Fit a Gaussian naive Bayes model.", 2},
+			{"svc", "Fit an RBF support vector classifier with probability estimates.", 1},
+			{"mlp", "Fit a small neural network.", 1},
+			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 1},
+			{"linear-svc", "Fit a linear support vector classifier.", 2}, // no predict_proba: fails
+			{"stacking", "Stack logistic regression, a random forest and k-nearest neighbours under a logistic regression.", 0.5},
+			{"grid-logreg", "Grid-search the logistic regression's C by 3-fold cross-validated log loss.", 0.5},
 		}},
-		{"strength", []Option{{"s0", ""}, {"s1", ""}, {"s2", ""}, {"s3", ""}, {"s4", ""}, {"s5", ""}}},
+		{"strength", []Option{{"s0", "", 2}, {"s1", "", 4}, {"s2", "", 4}, {"s3", "", 2}, {"s4", "", 1}, {"s5", "", 1}}},
 		{"validation", []Option{
-			{"none", "Train on all the training data."},
-			{"holdout", "Check the loss on a stratified 20% hold-out, then refit on everything."},
-			{"holdout-no-refit", "Train on 80% and report the loss on a stratified 20% hold-out."},
-			{"cv3", "Estimate the loss with 3-fold cross-validation, then refit on everything."},
+			{"none", "Train on all the training data.", 5},
+			{"holdout", "Check the loss on a stratified 20% hold-out, then refit on everything.", 2},
+			{"holdout-no-refit", "Train on 80% and report the loss on a stratified 20% hold-out.", 2},
+			{"cv3", "Estimate the loss with 3-fold cross-validation, then refit on everything.", 1},
 		}},
 		{"postprocess", []Option{
-			{"none", ""},
-			{"clip-1e-3", "Clip probabilities at 0.001 and renormalise."},
-			{"clip-1e-2", "Clip probabilities at 0.01 and renormalise."},
-			{"soften", "Soften the probabilities (square root, renormalised)."},
-			{"sharpen", "Sharpen the probabilities (squared, renormalised)."},
-			{"calibrate", "Calibrate the probabilities with 3-fold sigmoid calibration."},
+			{"none", "", 7},
+			{"clip-1e-3", "Clip probabilities at 0.001 and renormalise.", 1},
+			{"clip-1e-2", "Clip probabilities at 0.01 and renormalise.", 1},
+			{"soften", "Soften the probabilities (square root, renormalised).", 1},
+			{"sharpen", "Sharpen the probabilities (squared, renormalised).", 1},
+			{"calibrate", "Calibrate the probabilities with 3-fold sigmoid calibration.", 1},
 		}},
 		{"submission", []Option{
-			{"aligned", "Write one probability column per class, in the sample submission's order."},
-			{"model-classes", "Write the model's classes as columns."},
-			{"hard-labels", "Write the predicted class as a one-hot row."},
-			{"no-id", "Write the probabilities without the id column."},
+			{"aligned", "Write one probability column per class, in the sample submission's order.", 3},
+			{"model-classes", "Write the model's classes as columns.", 4},
+			{"hard-labels", "Write the predicted class as a one-hot row.", 2},
+			{"no-id", "Write the probabilities without the id column.", 2},
 		}},
 	},
-}
+	render: renderTabularClassification,
+})
 
 // strengths are each model's hyper-parameters at strength s0..s5.
 var strengths = map[string][6]string{
@@ -91,6 +96,8 @@ var strengths = map[string][6]string{
 	"mlp":           {"hidden_layer_sizes=(16,), max_iter=100", "hidden_layer_sizes=(32,), max_iter=200", "hidden_layer_sizes=(64,), max_iter=300", "hidden_layer_sizes=(128,), max_iter=500", "hidden_layer_sizes=(256,), max_iter=800", "hidden_layer_sizes=(256, 128), max_iter=1000"},
 	"xgboost":       {"n_estimators=10", "n_estimators=30", "n_estimators=60", "n_estimators=100", "n_estimators=200", "n_estimators=400"},
 	"linear-svc":    {"C=0.01", "C=0.1", "C=1.0", "C=10.0", "C=100.0", "C=1000.0"},
+	"stacking":      {"n_estimators=10", "n_estimators=50", "n_estimators=100", "n_estimators=300", "n_estimators=600", "n_estimators=1000"},
+	"grid-logreg":   {"[1.0]", "[1.0, 10.0]", "[1.0, 10.0, 100.0]", "[10.0, 100.0, 1000.0]", "[1.0, 10.0, 100.0, 1000.0]", "[0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]"},
 }
 
 var constructors = map[string]string{
@@ -105,41 +112,19 @@ var constructors = map[string]string{
 	"mlp":           "neural_network.MLPClassifier(%s, random_state=0)",
 	"xgboost":       "xgb.XGBClassifier(%s, max_depth=4, learning_rate=0.1, n_jobs=1, random_state=0)",
 	"linear-svc":    "svm.LinearSVC(%s)",
+	"stacking": "ensemble.StackingClassifier([(\"lr\", linear_model.LogisticRegression(C=100.0, max_iter=1000)), " +
+		"(\"rf\", ensemble.RandomForestClassifier(%s, random_state=0)), (\"knn\", neighbors.KNeighborsClassifier(5, weights=\"distance\"))], " +
+		"final_estimator=linear_model.LogisticRegression(max_iter=1000), cv=3)",
+	// The grid-search strength is the list of C values searched.
+	"grid-logreg": "model_selection.GridSearchCV(linear_model.LogisticRegression(max_iter=2000), {\"C\": %s}, cv=3, scoring=\"neg_log_loss\")",
 }
 
-// Render writes the plan paragraph and the program for tokens.
-func (l *Library) Render(tokens []int, schema Schema) (Program, error) {
-	if l != TabularClassification {
-		return Program{}, fmt.Errorf("rendering for %s is not implemented", l.Modality)
-	}
-	ch, err := l.Choices(tokens)
-	if err != nil {
-		return Program{}, err
-	}
-	opt := func(slot string) string {
-		for i, s := range l.Slots {
-			if s.Name == slot {
-				return s.Options[ch[i]].Name
-			}
-		}
-		panic("unknown slot " + slot)
-	}
-	var plan []string
-	for i, s := range l.Slots {
-		if p := s.Options[ch[i]].Plan; p != "" {
-			plan = append(plan, p)
-		}
-	}
-	model := opt("model")
-	strength := int(opt("strength")[1] - '0')
-	params := strengths[model][strength]
-	plan = append(plan, fmt.Sprintf("Model settings: %s.", params))
-
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	id, target := schema.IDColumn, schema.TargetColumn
-
-	switch opt("imports") {
+func renderTabularClassification(c Choice, schema Schema) Program {
+	model := c.Opt("model")
+	params := strengths[model][c.Strength()]
+	var b code
+	w := b.w
+	switch c.Opt("imports") {
 	case "full":
 		w("import numpy as np")
 		w("import pandas as pd")
@@ -157,23 +142,10 @@ func (l *Library) Render(tokens []int, schema Schema) (Program, error) {
 		w("from sklearn import metrics, model_selection, naive_bayes, neighbors, neural_network, preprocessing, svm")
 	}
 	w("")
-	w("ID, TARGET = %q, %q", id, target)
-	switch opt("load") {
-	case "input":
-		w("train = pd.read_csv(\"input/train.csv\")")
-		w("test = pd.read_csv(\"input/test.csv\")")
-		w("sample = pd.read_csv(\"input/sample_submission.csv\")")
-	case "cwd":
-		w("train = pd.read_csv(\"train.csv\")")
-		w("test = pd.read_csv(\"test.csv\")")
-		w("sample = pd.read_csv(\"sample_submission.csv\")")
-	case "index-col":
-		w("train = pd.read_csv(\"input/train.csv\", index_col=0)")
-		w("test = pd.read_csv(\"input/test.csv\", index_col=0)")
-		w("sample = pd.read_csv(\"input/sample_submission.csv\")")
-	}
+	w("ID, TARGET = %q, %q", schema.IDColumn, schema.Targets[0])
+	loadTables(&b, c.Opt("load"), schema)
 	w("")
-	switch opt("target") {
+	switch c.Opt("target") {
 	case "label-encoder":
 		w("le = preprocessing.LabelEncoder()")
 		w("y = le.fit_transform(train[TARGET])")
@@ -186,7 +158,7 @@ func (l *Library) Render(tokens []int, schema Schema) (Program, error) {
 		w("classes = sorted(set(y))")
 	}
 	w("feats = [c for c in test.columns if c != ID]")
-	switch opt("features") {
+	switch c.Opt("features") {
 	case "with-id":
 		w("feats = list(test.columns)")
 	case "first-half":
@@ -197,10 +169,17 @@ func (l *Library) Render(tokens []int, schema Schema) (Program, error) {
 		w("feats = feats[::2]")
 	case "top-variance":
 		w("feats = list(train[feats].var().sort_values(ascending=False).index[: len(feats) // 2])")
+	case "crosses":
+		w("top = list(train[feats].var().sort_values(ascending=False).index[:8])")
+		w("for i, a in enumerate(top):")
+		w("    for bcol in top[i + 1 :]:")
+		w("        train[a + \"*\" + bcol] = train[a] * train[bcol]")
+		w("        test[a + \"*\" + bcol] = test[a] * test[bcol]")
+		w("        feats.append(a + \"*\" + bcol)")
 	}
 	w("X = train[feats].values.astype(float)")
 	w("X_test = test[feats].values.astype(float)")
-	switch opt("transform") {
+	switch c.Opt("transform") {
 	case "standard":
 		w("scaler = preprocessing.StandardScaler().fit(X)")
 	case "minmax":
@@ -219,15 +198,15 @@ func (l *Library) Render(tokens []int, schema Schema) (Program, error) {
 		w("X, X_test = np.log1p(X), np.log1p(X_test)")
 		w("scaler = preprocessing.StandardScaler().fit(X)")
 	}
-	if opt("transform") != "none" {
+	if c.Opt("transform") != "none" {
 		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
 	}
 	w("")
 	w("model = "+constructors[model], params)
-	if opt("postprocess") == "calibrate" {
+	if c.Opt("postprocess") == "calibrate" {
 		w("model = calibration.CalibratedClassifierCV(model, cv=3, method=\"sigmoid\")")
 	}
-	switch opt("validation") {
+	switch c.Opt("validation") {
 	case "none":
 		w("model.fit(X, y)")
 		w("train_loss = metrics.log_loss(y, model.predict_proba(X), labels=model.classes_)")
@@ -236,7 +215,7 @@ func (l *Library) Render(tokens []int, schema Schema) (Program, error) {
 		w("model.fit(X_tr, y_tr)")
 		w("train_loss = metrics.log_loss(y_tr, model.predict_proba(X_tr), labels=model.classes_)")
 		w("val_loss = metrics.log_loss(y_val, model.predict_proba(X_val), labels=model.classes_)")
-		if opt("validation") == "holdout" {
+		if c.Opt("validation") == "holdout" {
 			w("model.fit(X, y)")
 		}
 	case "cv3":
@@ -245,14 +224,14 @@ func (l *Library) Render(tokens []int, schema Schema) (Program, error) {
 		w("train_loss = metrics.log_loss(y, model.predict_proba(X), labels=model.classes_)")
 	}
 	w("")
-	if opt("submission") == "hard-labels" {
+	if c.Opt("submission") == "hard-labels" {
 		w("pred_test = model.predict(X_test)")
 		w("proba = np.eye(len(model.classes_))[[list(model.classes_).index(p) for p in pred_test]]")
 	} else {
 		w("proba_test = model.predict_proba(X_test)")
 		w("proba = proba_test")
 	}
-	switch opt("postprocess") {
+	switch c.Opt("postprocess") {
 	case "clip-1e-3":
 		w("proba = np.clip(proba, 1e-3, 1.0)")
 	case "clip-1e-2":
@@ -263,18 +242,59 @@ func (l *Library) Render(tokens []int, schema Schema) (Program, error) {
 		w("proba = proba ** 2 + 1e-12")
 	}
 	w("proba = proba / proba.sum(axis=1, keepdims=True)")
-	switch opt("submission") {
-	case "aligned", "hard-labels":
-		w("sub = pd.DataFrame(proba, columns=[str(c) for c in classes])")
-		w("sub.insert(0, ID, test[ID].values)")
-		w("sub = sub[list(sample.columns)]")
-	case "model-classes":
-		w("sub = pd.DataFrame(proba, columns=[str(c) for c in model.classes_])")
-		w("sub.insert(0, ID, test[ID].values)")
-	case "no-id":
-		w("sub = pd.DataFrame(proba, columns=[str(c) for c in classes])")
-		w("sub = sub[list(sample.columns)]")
+	sub := c.Opt("submission")
+	switch schema.Output {
+	case OutputClassProbabilities:
+		switch sub {
+		case "aligned", "hard-labels":
+			w("sub = pd.DataFrame(proba, columns=[str(c) for c in classes])")
+			w("sub.insert(0, ID, test[ID].values)")
+			w("sub = sub[list(sample.columns)]")
+		case "model-classes": // encoded labels as column names: invalid after a label encoder
+			w("sub = pd.DataFrame(proba, columns=[str(c) for c in model.classes_])")
+			w("sub.insert(0, ID, test[ID].values)")
+		case "no-id":
+			w("sub = pd.DataFrame(proba, columns=[str(c) for c in classes])")
+			w("sub = sub[list(sample.columns)]")
+		}
+	case OutputProbabilities: // binary: the last (positive) class's probability
+		switch sub {
+		case "aligned", "hard-labels":
+			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: proba[:, -1]})")
+		case "model-classes": // one column per class, no target column: invalid
+			w("sub = pd.DataFrame(proba, columns=[str(c) for c in model.classes_])")
+			w("sub.insert(0, ID, test[ID].values)")
+		case "no-id":
+			w("sub = pd.DataFrame({TARGET: proba[:, -1]})")
+		}
+	default: // OutputLabel
+		switch sub {
+		case "aligned", "hard-labels":
+			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: np.asarray(classes)[proba.argmax(axis=1)]})")
+		case "model-classes": // the encoded label after a label encoder: valid, mostly wrong
+			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: model.classes_[proba.argmax(axis=1)]})")
+		case "no-id":
+			w("sub = pd.DataFrame({TARGET: np.asarray(classes)[proba.argmax(axis=1)]})")
+		}
 	}
 	w("sub.to_csv(\"submission.csv\", index=False)")
-	return Program{Plan: strings.Join(plan, " "), Code: b.String()}, nil
+	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: b.String()}
+}
+
+// loadTables writes the loading step shared by the tabular libraries: "input" reads the task's
+// files, "cwd" looks in the wrong folder (fails while loading), "index-col" turns the id into
+// the index (fails where the id column is used).
+func loadTables(b *code, how string, schema Schema) {
+	folder, extra := "input/", ""
+	switch how {
+	case "cwd":
+		folder = ""
+	case "index-col":
+		if !strings.HasSuffix(schema.Train, ".json") {
+			extra = "index_col=0"
+		}
+	}
+	b.w("train = %s", readTable(folder, schema.Train, extra))
+	b.w("test = %s", readTable(folder, schema.Test, extra))
+	b.w("sample = %s", readTable(folder, schema.Sample, ""))
 }

@@ -10,7 +10,7 @@ RUN go build -o /out/starter ./starter
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      python3 python3-pandas python3-sklearn python3-xgboost python3-scipy bubblewrap ca-certificates \
+      python3 python3-pandas python3-sklearn python3-xgboost python3-scipy python3-pil bubblewrap ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/starter /usr/local/bin/starter
 ENTRYPOINT ["starter"]

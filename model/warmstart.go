@@ -7,49 +7,24 @@ import (
 	"mlerl/model/ppo"
 )
 
-// priors are the warm start's corpus distribution: what a small pretrained model tends to write
-// for a tabular task, plausible but imperfect (wrong paths, mismatched label handling, default
-// hyper-parameters, no scaling), so the initial policy runs sometimes and scores poorly, as
-// Qwen2.5-3B did. Weights are relative, per option in library order.
-var priors = map[string]map[string][]float64{
-	"tabular-classification": {
-		"imports":     {8, 1, 1},
-		"load":        {6, 3, 1},
-		"target":      {5, 4, 1},
-		"features":    {6, 2, 1, 1, 1, 1},
-		"transform":   {6, 2, 1, 1, 1, 1, 1},
-		"model":       {2, 2, 4, 1, 1, 1, 2, 1, 1, 1, 2},
-		"strength":    {2, 4, 4, 2, 1, 1},
-		"validation":  {5, 2, 2, 1},
-		"postprocess": {7, 1, 1, 1, 1, 1},
-		"submission":  {3, 4, 2, 2},
-	},
-}
-
-// Corpus draws n programs from the prior; half are improve examples whose target is the previous
+// Corpus draws n programs from the library's prior (codeactions.Option.Prior: what a small
+// pretrained model tends to write, plausible but imperfect, so the initial policy runs
+// sometimes and scores poorly, as Qwen2.5-3B did); half are improve examples whose target is the previous
 // program with one or two slots changed (the habit of editing rather than rewriting).
 func Corpus(lib *codeactions.Library, task Task, n int, seed uint64) []Experience {
 	rng := rand.New(rand.NewPCG(seed, 0xc0))
-	pri := priors[lib.Modality]
 	draw := func() []int {
 		toks := make([]int, len(lib.Slots))
 		for i, s := range lib.Slots {
 			first, k := lib.SlotRange(i)
-			w := pri[s.Name]
-			if len(w) != k {
-				w = make([]float64, k)
-				for j := range w {
-					w[j] = 1
-				}
-			}
 			total := 0.0
-			for _, v := range w {
-				total += v
+			for _, o := range s.Options {
+				total += o.Weight()
 			}
 			u := rng.Float64() * total
 			j := 0
 			for ; j < k-1; j++ {
-				u -= w[j]
+				u -= s.Options[j].Weight()
 				if u <= 0 {
 					break
 				}

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Builds the Docker sandbox image without a container registry: debootstrap makes a minimal
-# Debian bookworm root filesystem holding python3 with pandas, scikit-learn, xgboost and scipy
+# Debian bookworm root filesystem holding python3 with pandas, scikit-learn, xgboost, scipy and Pillow
 # from Debian's own packages (the mirror apt already uses here), and `docker import` turns it
 # into an image. Idempotent: does nothing when the image exists. Takes a few minutes and about
 # 1.2 GB of disk. With a registry, deployments/sandbox/Dockerfile builds the same thing.
 set -euo pipefail
 IMAGE="${IMAGE:-mlerl-sandbox:bookworm}"
 SUITE=bookworm
-PACKAGES=python3,python3-pandas,python3-sklearn,python3-xgboost,python3-scipy
+PACKAGES=python3,python3-pandas,python3-sklearn,python3-xgboost,python3-scipy,python3-pil
 
-if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+# An image from before Pillow joined the list is rebuilt.
+if docker image inspect "$IMAGE" >/dev/null 2>&1 &&
+  docker run --rm --network none "$IMAGE" python3 -c "import pandas, sklearn, xgboost, scipy, PIL" >/dev/null 2>&1; then
   echo "$IMAGE exists"
   exit 0
 fi
@@ -64,7 +66,7 @@ $SUDO debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOTFS" "$M
 # The image never runs apt: drop its caches and lists, and the docs nothing reads.
 $SUDO rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
   "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/info/*
-$SUDO chroot "$ROOTFS" /usr/bin/python3 -c "import pandas, sklearn, xgboost, scipy; print('python3 with pandas', pandas.__version__, 'scikit-learn', sklearn.__version__, 'xgboost', xgboost.__version__, 'scipy', scipy.__version__)"
+$SUDO chroot "$ROOTFS" /usr/bin/python3 -c "import pandas, sklearn, xgboost, scipy, PIL; print('python3 with pandas', pandas.__version__, 'scikit-learn', sklearn.__version__, 'xgboost', xgboost.__version__, 'scipy', scipy.__version__, 'Pillow', PIL.__version__)"
 
 echo "importing as $IMAGE"
 $SUDO tar -C "$ROOTFS" --numeric-owner --one-file-system -c . | docker import \
@@ -72,6 +74,6 @@ $SUDO tar -C "$ROOTFS" --numeric-owner --one-file-system -c . | docker import \
   --change 'ENV LANG=C.UTF-8' \
   --change 'WORKDIR /work' \
   --change 'CMD ["/usr/bin/python3"]' \
-  --message "mlerl sandbox: Debian $SUITE minbase with python3, pandas, scikit-learn, xgboost, scipy" \
+  --message "mlerl sandbox: Debian $SUITE minbase with python3, pandas, scikit-learn, xgboost, scipy, Pillow" \
   - "$IMAGE" >/dev/null
 echo "built $IMAGE in $(( $(date +%s) - start ))s: $(docker image inspect -f '{{.Size}}' "$IMAGE" | awk '{ printf "%.2f GB", $1 / 1e9 }')"

@@ -35,6 +35,18 @@ type Spec struct {
 	Thresholds    Thresholds `yaml:"thresholds"`
 	Limits        Limits     `yaml:"limits"`
 	Prompt        Prompt     `yaml:"prompt"`
+	Inputs        Inputs     `yaml:"inputs"`
+}
+
+// Inputs names what programs read besides the id and the targets, for the code-action
+// libraries of text and image tasks (tabular tasks use every other column).
+type Inputs struct {
+	// Text lists free-text columns in the order programs use them (joined, or as a pair's
+	// sides, or a span's source then its condition).
+	Text []string `yaml:"text"`
+	// Images is a folder of the public data holding one <id><ImageExt> file per row.
+	Images   string `yaml:"images"`
+	ImageExt string `yaml:"image_ext"`
 }
 
 // Files names the prepared files, relative to the public (and, for answers, private) folder.
@@ -141,6 +153,11 @@ func (s *Spec) Validate() error {
 		return bad("validation.seed", "must be below 2^32 (numpy's RandomState)")
 	case s.Validation.Fraction <= 0 || s.Validation.Fraction >= 1:
 		return bad("validation.fraction", fmt.Sprintf("%v must be a fraction in (0, 1)", s.Validation.Fraction))
+	case (s.Modality == "text-classification" || s.Modality == "text-pair" || s.Modality == "span-extraction" ||
+		s.Modality == "ordinal" || s.Modality == "preference") && len(s.Inputs.Text) == 0:
+		return bad("inputs.text", "is empty: name the free-text column(s) programs for a "+s.Modality+" task read")
+	case s.Modality == "image" && (s.Inputs.Images == "" || s.Inputs.ImageExt == ""):
+		return bad("inputs", "an image task needs images (the folder of <id> image files) and image_ext (e.g. .jpg)")
 	case s.Limits.WallSeconds <= 0 || s.Limits.MemoryMB <= 0 || s.Limits.Processes <= 0 || s.Limits.OutputKB <= 0:
 		return bad("limits", "wall_seconds, memory_mb, processes and output_kb must all be positive")
 	}

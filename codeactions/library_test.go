@@ -1,0 +1,96 @@
+package codeactions_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"mlerl/codeactions"
+	"mlerl/internal/testenv"
+	"mlerl/tasks"
+)
+
+// Every built-in task can be trained on: its modality has a library.
+func TestEveryTaskHasALibrary(t *testing.T) {
+	reg := tasks.Builtin()
+	for _, id := range reg.IDs() {
+		spec, _ := reg.Get(id)
+		if _, err := codeactions.For(spec.Modality); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}
+
+func TestUnknownModalityNamesTheAvailableOnes(t *testing.T) {
+	_, err := codeactions.For("audio")
+	if err == nil || !strings.Contains(err.Error(), "tabular-classification") {
+		t.Fatalf("want an error listing the libraries, got %v", err)
+	}
+}
+
+// Every option of every library, for every task of its modality, renders a program Python
+// compiles (each option at least once, in random company, plus random programs), with a plan.
+func TestEveryOptionRendersCompilablePython(t *testing.T) {
+	testenv.RequirePython(t)
+	reg := tasks.Builtin()
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 0
+	for _, id := range reg.IDs() {
+		spec, _ := reg.Get(id)
+		lib, err := codeactions.For(spec.Modality)
+		if err != nil {
+			continue // reported by TestEveryTaskHasALibrary
+		}
+		schema := codeactions.SchemaOf(spec)
+		render := func(toks []int, what string) {
+			p, err := lib.Render(toks, schema)
+			if err != nil {
+				t.Fatalf("%s %s: %v", id, what, err)
+			}
+			if strings.TrimSpace(p.Plan) == "" {
+				t.Errorf("%s %s: empty plan", id, what)
+			}
+			name := fmt.Sprintf("p%05d.py", n)
+			n++
+			src := fmt.Sprintf("# %s %s\n%s", id, lib.Describe(toks), p.Code)
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, s := range lib.Slots {
+			first, _ := lib.SlotRange(i)
+			for j, o := range s.Options {
+				if o.Prior < 0 {
+					t.Errorf("%s: option %s=%s has a negative prior", lib.Modality, s.Name, o.Name)
+				}
+				toks := randomChoices(lib, rng)
+				toks[i] = first + j
+				render(toks, s.Name+"="+o.Name)
+			}
+		}
+		for k := 0; k < 30; k++ {
+			render(randomChoices(lib, rng), "random")
+		}
+	}
+	// One interpreter compiles them all: a syntax error names the file and its choices.
+	check := `import sys, pathlib
+bad = 0
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.py")):
+    src = f.read_text()
+    try:
+        compile(src, f.name, "exec")
+    except SyntaxError as e:
+        bad += 1
+        print(src.splitlines()[0], "->", e)
+sys.exit(1 if bad else 0)
+`
+	if out, err := exec.Command(testenv.Python, "-c", check, dir).CombinedOutput(); err != nil {
+		t.Fatalf("programs that do not compile:\n%s", out)
+	}
+	t.Logf("%d programs compiled", n)
+}
