@@ -22,6 +22,7 @@ import (
 	"mlerl/codeactions"
 	"mlerl/grading"
 	"mlerl/instrument"
+	"mlerl/llm"
 	"mlerl/model"
 	"mlerl/reward"
 	"mlerl/sandbox"
@@ -36,6 +37,10 @@ type Activities struct {
 	Tasks        *tasks.Registry
 	Layout       tasks.Layout
 	ScratchDir   string // sandbox work folders are created here and removed after each run
+	// PolicyLLM is the model server an llm policy samples from, and Trainer the service that
+	// updates it (llm/doc.go); both nil on workers that only serve the network policy.
+	PolicyLLM *llm.Client
+	Trainer   *llm.Trainer
 
 	mu       sync.Mutex
 	policies map[string]*model.Policy // read-only policies by checkpoint key, for sampling
@@ -123,13 +128,20 @@ func (a *Activities) InitPolicy(ctx context.Context, in InitPolicyInput) (InitPo
 	if err != nil {
 		return InitPolicyResult{}, err
 	}
-	lib, err := codeactions.For(spec.Modality)
-	if err != nil {
-		return InitPolicyResult{}, badInput("%v", err)
-	}
 	desc, err := describeTask(spec, a.Layout)
 	if err != nil {
 		return InitPolicyResult{}, err
+	}
+	switch in.Backend {
+	case BackendLLM:
+		return a.initLLM(ctx, store, in, desc)
+	case "", BackendNetwork:
+	default:
+		return InitPolicyResult{}, badInput("policy backend %q: use %s or %s", in.Backend, BackendNetwork, BackendLLM)
+	}
+	lib, err := codeactions.For(spec.Modality)
+	if err != nil {
+		return InitPolicyResult{}, badInput("%v", err)
 	}
 	var p *model.Policy
 	switch in.Init {
@@ -208,6 +220,7 @@ type sampleRecord struct {
 	PrevID     string       `json:"prev_id,omitempty"`
 	Actions    string       `json:"actions"`
 	Sample     model.Sample `json:"sample"`
+	LLM        *llmSample   `json:"llm,omitempty"` // set instead of Sample by the llm backend
 }
 
 // bufferEntry is one previous solution that improve prompts can build on.
@@ -235,10 +248,6 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.policy(ctx, store, in.Run, in.Checkpoint)
-	if err != nil {
-		return nil, err
-	}
 	var buffer []bufferEntry
 	if in.Buffer != "" {
 		if err := getJSON(ctx, store, in.Buffer, &buffer); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
@@ -247,6 +256,13 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 	}
 	if in.Purpose == PurposeEvalImprove && len(in.ImproveOf) != len(in.IDs) {
 		return nil, badInput("eval-improve needs one previous sample per id (%d ids, %d previous)", len(in.IDs), len(in.ImproveOf))
+	}
+	if ck, ok := a.llmPolicy(ctx, store, in.Run, in.Checkpoint); ok {
+		return a.sampleLLM(ctx, store, spec, in, ck, buffer)
+	}
+	p, err := a.policy(ctx, store, in.Run, in.Checkpoint)
+	if err != nil {
+		return nil, err
 	}
 	schema := codeactions.SchemaOf(spec)
 	refs := make([]SampleRef, 0, len(in.IDs))
@@ -456,6 +472,9 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 	data, err := getCheckpoint(ctx, store, in.Checkpoint)
 	if err != nil {
 		return UpdateResult{}, err
+	}
+	if ck, ok := llmCheckpointOf(data); ok {
+		return a.updateLLM(ctx, store, in, ck)
 	}
 	p, _, err := model.LoadCheckpoint(data) // a private copy: cached policies stay unchanged
 	if err != nil {

@@ -35,6 +35,9 @@ type InitPolicyInput struct {
 	Policy model.Config `json:"policy"`
 	PPO    ppo.Config   `json:"ppo"`
 	Init   string       `json:"init,omitempty"` // InitWarmStart (default) or InitUniform
+	// Backend is BackendNetwork (default) or BackendLLM; LLM configures the latter.
+	Backend string    `json:"backend,omitempty"`
+	LLM     LLMPolicy `json:"llm,omitempty"`
 }
 
 // InitPolicyResult is the initial checkpoint and the task as the network sees it.

@@ -135,6 +135,8 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	sbf.register(fs)
 	var inf instrumenterFlags
 	inf.register(fs)
+	var pf policyFlags
+	pf.registerServers(fs)
 	var tf2 tlsFlags
 	tf2.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -179,9 +181,13 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("Temporal is unreachable at %s: %w", *address, err)
 	}
 	defer c.Close()
+	policyLLM, trainer, err := pf.open()
+	if err != nil {
+		return err
+	}
 	acts := &activities.Activities{Runs: store, Sandbox: sb,
 		Instrumenter: ins, Tasks: reg, Layout: tasks.Layout{DataDir: tf.dataDir},
-		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
+		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work"), PolicyLLM: policyLLM, Trainer: trainer}
 	for i := range list {
 		list[i] = strings.TrimSpace(list[i])
 	}

@@ -33,14 +33,15 @@ import (
 
 type runFlags struct {
 	taskFlags
-	sandbox                                                                                sandboxFlags
-	instrumenter                                                                           instrumenterFlags
-	tls                                                                                    tlsFlags
-	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery int
-	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store string
-	seed                                                                                   uint64
-	improveFraction, learningRate                                                          float64
-	noDurationWeight, detach, searchAttributes, sampleAtStart                              bool
+	sandbox                                                                                        sandboxFlags
+	instrumenter                                                                                   instrumenterFlags
+	policy                                                                                         policyFlags
+	tls                                                                                            tlsFlags
+	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery         int
+	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store, preset string
+	seed                                                                                           uint64
+	improveFraction, learningRate                                                                  float64
+	noDurationWeight, detach, searchAttributes, sampleAtStart                                      bool
 }
 
 func (f *runFlags) validate() error {
@@ -92,6 +93,7 @@ type runInfo struct {
 	TLS        tlsFlags             `json:"tls"`
 	Sandbox    sandboxFlags         `json:"sandbox"`
 	Instrument instrumenterFlags    `json:"instrumenter"`
+	Policy     policyFlags          `json:"policy"`
 	Roles      []string             `json:"worker_roles"`
 	Input      workflows.TrainInput `json:"input"`
 }
@@ -142,13 +144,26 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
 	f.sandbox.register(fs)
 	f.instrumenter.register(fs)
+	f.policy.register(fs)
+	fs.StringVar(&f.preset, "preset", "", "settings from a preset: a built-in name ("+strings.Join(presetNames(), ", ")+") or a YAML file like starter/presets/paper.yaml; flags given here win")
 	f.tls.register(fs)
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	pre := &preset{Policy: model.DefaultConfig(), PPO: ppo.Paper()}
+	if f.preset != "" {
+		var err error
+		if pre, err = loadPreset(f.preset); err != nil {
+			return err
+		}
+		pre.apply(&f, setFlags(fs))
+	}
 	if err := f.validate(); err != nil {
+		return err
+	}
+	if err := f.policy.check(f.learningRate); err != nil {
 		return err
 	}
 	spec, err := f.spec()
@@ -191,7 +206,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return fmt.Errorf("creating the run directory: %w", err)
 	}
-	cfg := ppo.Paper()
+	cfg := pre.PPO
 	cfg.DurationWeight = !f.noDurationWeight
 	cfg.LearningRate = f.learningRate
 	run := filepath.Base(runDir)
@@ -205,13 +220,13 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 		wfID = "train-" + spec.ID + "-" + run
 	}
 	info := runInfo{WorkflowID: wfID, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
-		DataDir: dataDir, Python: f.python, Slots: f.slots, Store: f.store, SpecFile: specFile, TLS: f.tls, Sandbox: f.sandbox, Instrument: f.instrumenter, Roles: strings.Split(f.workerRoles, ","),
+		DataDir: dataDir, Python: f.python, Slots: f.slots, Store: f.store, SpecFile: specFile, TLS: f.tls, Sandbox: f.sandbox, Instrument: f.instrumenter, Policy: f.policy, Roles: strings.Split(f.workerRoles, ","),
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
 			ExecTimeout:      time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
-			Policy: model.DefaultConfig(), Init: f.initPolicy, PPO: cfg}}
+			Policy: pre.Policy, Init: f.initPolicy, PPO: cfg, Backend: f.policy.Kind, LLM: llmSampling(f.policy, pre)}}
 	if err := writeRunInfo(runDir, info); err != nil {
 		return err
 	}
@@ -364,9 +379,13 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 			return fmt.Errorf("the run's store %s: %w", info.Store, err)
 		}
 	}
+	policyLLM, trainer, err := info.Policy.open()
+	if err != nil {
+		return err
+	}
 	acts := &activities.Activities{Runs: runs, Sandbox: sb,
 		Instrumenter: ins, Tasks: registry, Layout: tasks.Layout{DataDir: info.DataDir},
-		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
+		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work"), PolicyLLM: policyLLM, Trainer: trainer}
 	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots,
 		Roles: info.Roles})
 	if err != nil {

@@ -128,6 +128,10 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"stray argument", []string{"--task", "leaf-classification", "now"}, `unexpected argument "now"`},
 		{"a task spec with a typo", []string{"--task", "my-task", "--task-spec", badSpec}, "field directin not found"},
 		{"unknown worker role", []string{"--task", "leaf-classification", "--worker-roles", "workflows,cpu"}, `unknown role "cpu"`},
+		{"unknown preset", []string{"--task", "leaf-classification", "--preset", "papr"}, "not a built-in preset (paper)"},
+		{"llm policy without a server", []string{"--task", "leaf-classification", "--policy", "llm"}, "--policy llm needs --policy-url and --policy-model"},
+		{"learning llm policy without a trainer", []string{"--task", "leaf-classification", "--policy", "llm", "--policy-url", "http://127.0.0.1:1/v1", "--policy-model", "m"}, "give --trainer-url"},
+		{"unknown policy", []string{"--task", "leaf-classification", "--policy", "gpt"}, "--policy must be network or llm"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

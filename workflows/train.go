@@ -44,7 +44,11 @@ type TrainInput struct {
 	SampleAtIterationStart bool         `json:"sample_at_iteration_start,omitempty"`
 	Policy                 model.Config `json:"policy"`
 	Init                   string       `json:"init,omitempty"` // initial policy: warm-start (default) or uniform
-	PPO                    ppo.Config   `json:"ppo"`
+	// Backend is the policy: network (default, the code-action network) or llm (a model
+	// server sampled with LLM, updated by a trainer service).
+	Backend string               `json:"backend,omitempty"`
+	LLM     activities.LLMPolicy `json:"llm,omitempty"`
+	PPO     ppo.Config           `json:"ppo"`
 	// SearchAttributes upserts MlerlTask, MlerlIteration and MlerlBestScore (the server must have
 	// them registered: the embedded server does; see SearchAttributeKeys for a cluster).
 	SearchAttributes bool `json:"search_attributes"`
@@ -77,6 +81,8 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("exec timeout must be positive")
 	case in.ContinueEvery < 1:
 		return fmt.Errorf("continue-every must be at least 1, got %d", in.ContinueEvery)
+	case in.Backend != "" && in.Backend != activities.BackendNetwork && in.Backend != activities.BackendLLM:
+		return fmt.Errorf("policy backend must be %s or %s, got %q", activities.BackendNetwork, activities.BackendLLM, in.Backend)
 	}
 	return nil
 }
@@ -236,7 +242,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	} else {
 		var init activities.InitPolicyResult
 		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "warm-start policy for %s", in.Task), a.InitPolicy, activities.InitPolicyInput{
-			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO, Init: in.Init}).Get(ctx, &init); err != nil {
+			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO, Init: in.Init, Backend: in.Backend, LLM: in.LLM}).Get(ctx, &init); err != nil {
 			return TrainResult{}, err
 		}
 		st.Checkpoint, st.Task = init.Checkpoint, init.Task

@@ -3,23 +3,27 @@
 // on; the network code back-propagates those derivatives. Names follow cleanrl's ppo.py.
 package ppo
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Config holds PPO's coefficients. Paper() gives the paper's values.
 type Config struct {
-	Gamma, Lambda  float64
-	ClipRatio      float64 // surrogate clip epsilon
-	ValueClip      float64 // critic value clip
-	ValueCoef      float64
-	EntropyCoef    float64
-	KLCoef         float64
-	KLEstimator    string // "k1" or "k3" (low variance)
-	MaxGradNorm    float64
-	LearningRate   float64
-	Epochs         int
-	Minibatches    int
-	DurationWeight bool // weight each sample's policy gradient by dt/mean(dt)
-	WhitenAdv      bool
+	Gamma          float64 `yaml:"gamma"`
+	Lambda         float64 `yaml:"lambda"`
+	ClipRatio      float64 `yaml:"clip_ratio"` // surrogate clip epsilon
+	ValueClip      float64 `yaml:"value_clip"` // critic value clip
+	ValueCoef      float64 `yaml:"value_coef"`
+	EntropyCoef    float64 `yaml:"entropy_coef"`
+	KLCoef         float64 `yaml:"kl_coef"`
+	KLEstimator    string  `yaml:"kl_estimator"` // "k1" or "k3" (low variance)
+	MaxGradNorm    float64 `yaml:"max_grad_norm"`
+	LearningRate   float64 `yaml:"learning_rate"`
+	Epochs         int     `yaml:"epochs"`
+	Minibatches    int     `yaml:"minibatches"`
+	DurationWeight bool    `yaml:"duration_weight"` // weight each sample's policy gradient by dt/mean(dt)
+	WhitenAdv      bool    `yaml:"whiten_advantages"`
 }
 
 // Paper returns the paper's settings where they apply to a small network; the learning rate is
@@ -176,4 +180,25 @@ func AdamStep(params, grad []float64, st *Adam, lr float64) {
 		st.V[i] = b2*st.V[i] + (1-b2)*g*g
 		params[i] -= lr * (st.M[i] / c1) / (math.Sqrt(st.V[i]/c2) + eps)
 	}
+}
+
+// Validate names the first setting PPO cannot run with.
+func (c Config) Validate() error {
+	switch {
+	case c.Gamma < 0 || c.Gamma > 1 || c.Lambda < 0 || c.Lambda > 1:
+		return fmt.Errorf("gamma and lambda must be in [0, 1], got %v and %v", c.Gamma, c.Lambda)
+	case c.ClipRatio <= 0 || c.ClipRatio >= 1:
+		return fmt.Errorf("clip_ratio must be in (0, 1), got %v", c.ClipRatio)
+	case c.ValueClip < 0 || c.ValueCoef < 0 || c.EntropyCoef < 0 || c.KLCoef < 0:
+		return fmt.Errorf("value_clip, value_coef, entropy_coef and kl_coef must not be negative")
+	case c.KLEstimator != "k1" && c.KLEstimator != "k3":
+		return fmt.Errorf("kl_estimator must be k1 or k3, got %q", c.KLEstimator)
+	case c.MaxGradNorm <= 0:
+		return fmt.Errorf("max_grad_norm must be positive, got %v", c.MaxGradNorm)
+	case c.LearningRate < 0:
+		return fmt.Errorf("learning_rate must not be negative (0: never update), got %v", c.LearningRate)
+	case c.Epochs < 1 || c.Minibatches < 1:
+		return fmt.Errorf("epochs and minibatches must be at least 1, got %d and %d", c.Epochs, c.Minibatches)
+	}
+	return nil
 }
