@@ -17,11 +17,18 @@
 // Choice.Tokens: each sampled token with its sampling-time log-prob, and the finish reason).
 // Execution adds result.json with the reward and duration_s.
 //
-// UpdatePolicy for the LLM backend receives the usual activities.UpdateInput: the run, the
-// current model reference (Checkpoint), the iteration, the completed SampleIDs, the Stale ones
-// (cancelled by the staleness cap; used when their result.json exists), the PPO settings and
-// the seed. Only ids travel; the trainer reads prompts, completions, log-probs, rewards and
-// durations from the artifact store. The trainer service must:
+// Running it: `starter run --policy llm --policy-url URL --policy-model NAME --trainer-url URL`
+// (or `starter worker --queues gpu` with the same server flags); with --learning-rate 0 no
+// trainer is needed and the run samples from a fixed model, the static-LLM baseline.
+//
+// UpdatePolicy for the LLM backend POSTs an UpdateRequest (trainer.go) as JSON to
+// {trainer-url}/update: the run, the model reference that sampled the iteration (Model), the
+// iteration, the completed SampleIDs, the Stale ones (cancelled by the staleness cap; used when
+// their result.json exists), the PPO settings (the platform's ppo.Config) and the seed. Only
+// ids travel; the trainer reads prompts, completions, log-probs, rewards and durations from the
+// artifact store. It answers {"model": NEW_REFERENCE, "stats": {"pg_loss": ..., ...}} (stats as
+// model.Stats encodes them); a 4xx answer stops the run with its message, anything else is
+// retried by Temporal, so the service must make a retried update idempotent. The service must:
 //
 //  1. Rebuild each sample's prompt with the served model's chat template and score the stored
 //     completion tokens; the stored log-probs are the old policy's (stragglers sampled by older
@@ -33,8 +40,8 @@
 //     clip 1, value clip 0.5; and, unless PPO.DurationWeight is off, multiply each sample's
 //     policy-gradient term by duration_s / (mean duration_s of the batch).
 //  3. Save the new weights (full or a LoRA adapter) where the sampling server can load them,
-//     under a key derived from run and iteration so that a retried update is idempotent, write
-//     metrics/iter-NNNN.json as the in-process backend does, and return UpdateResult with
-//     Checkpoint set to the new model reference (the Client.Model name the next sampling uses,
-//     e.g. a vLLM LoRA adapter name) and the PPO statistics.
+//     under a key derived from run and iteration so that a retried update is idempotent, and
+//     answer with the new model reference (the Client.Model name the next sampling uses, e.g.
+//     a vLLM LoRA adapter name). The platform stores it as the iteration's checkpoint and
+//     writes metrics/iter-NNNN.json with the returned statistics.
 package llm

@@ -32,7 +32,7 @@ func PromptFor(spec *tasks.Spec, files []string, snippet string, prev *Previous)
 	}
 	system := fmt.Sprintf(`You are an expert machine-learning engineer solving a Kaggle competition.
 Answer with one complete solution: first a plan of 3 to 5 sentences of plain prose, then exactly one Python program in a single `+"```python"+` fenced block, and nothing after it.
-The program runs as "python solution.py" in a sandbox without internet access and without a GPU; pandas, numpy, scipy, scikit-learn and xgboost are installed.
+The program runs as "python solution.py" in a sandbox without internet access and without a GPU; pandas, numpy, scipy, scikit-learn, xgboost and Pillow are installed.
 It must read the competition's files from ./input/ and write its predictions for the test set to ./submission.csv, in the format of the sample submission.
 It may use at most %d seconds and %d MB of memory.`, spec.Limits.WallSeconds, spec.Limits.MemoryMB)
 
