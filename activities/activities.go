@@ -509,8 +509,13 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 	if err != nil {
 		return UpdateResult{}, err
 	}
+	return finishUpdate(ctx, store, in, out, stats)
+}
+
+// finishUpdate stores the iteration's checkpoint and its metrics line (with the samples used).
+func finishUpdate(ctx context.Context, store artifacts.Store, in UpdateInput, checkpoint []byte, stats model.Stats) (UpdateResult, error) {
 	key := CheckpointKey(in.Iteration)
-	if err := putCheckpoint(ctx, store, key, out); err != nil {
+	if err := putCheckpoint(ctx, store, key, checkpoint); err != nil {
 		return UpdateResult{}, err
 	}
 	m := in.Metrics

@@ -304,15 +304,5 @@ func (a *Activities) updateLLM(ctx context.Context, store artifacts.Store, in Up
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	key := CheckpointKey(in.Iteration)
-	if err := putCheckpoint(ctx, store, key, data); err != nil {
-		return UpdateResult{}, err
-	}
-	m := in.Metrics
-	m.PPO = stats
-	m.Used = append(append([]string(nil), in.SampleIDs...), in.Stale...)
-	if err := writeMetrics(ctx, store, m); err != nil {
-		return UpdateResult{}, err
-	}
-	return UpdateResult{Checkpoint: key, Stats: stats}, nil
+	return finishUpdate(ctx, store, in, data, stats)
 }
