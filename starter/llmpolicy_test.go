@@ -96,11 +96,14 @@ func TestRunWithTheLLMPolicy(t *testing.T) {
 		t.Errorf("models sampled from: %v; want the initial model and each updated one", models)
 	}
 	results, _ := filepath.Glob(filepath.Join(runDir, "samples", "it*", "result.json"))
-	valid := 0
+	valid, ran := 0, 0
 	for _, f := range results {
 		var res activities.ExecuteResult
 		b, _ := os.ReadFile(f)
 		json.Unmarshal(b, &res)
+		if !res.Stale { // the program still in flight when training ended is cut short
+			ran++
+		}
 		if res.Valid {
 			valid++
 		}
@@ -108,7 +111,7 @@ func TestRunWithTheLLMPolicy(t *testing.T) {
 			t.Errorf("%s: no completion.txt", filepath.Dir(f))
 		}
 	}
-	if len(results) < 4 || valid != len(results) {
-		t.Errorf("%d of %d training programs valid; the model's program is valid on leaf", valid, len(results))
+	if ran < 4 || valid != ran {
+		t.Errorf("%d of %d finished training programs valid; the model's program is valid on leaf", valid, ran)
 	}
 }
