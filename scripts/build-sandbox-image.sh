@@ -51,7 +51,8 @@ WORK="$(mktemp -d "${TMPDIR:-/var/tmp}/mlerl-sandbox-rootfs.XXXXXX")"
 # debootstrap mounts /proc, /sys and sometimes the host's /dev inside the rootfs, and leaves
 # them mounted when it fails: unmount first, and never let rm cross into another filesystem.
 cleanup() {
-  grep -o " $WORK/[^ ]*" /proc/mounts | sort -r | while read -r m; do $SUDO umount -l "$m" || true; done
+  # grep finds nothing when no mount was left: not a failure (pipefail and -e apply here too).
+  { grep -o " $WORK/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do $SUDO umount -l "$m" || true; done
   $SUDO rm -rf --one-file-system "$WORK"
 }
 trap cleanup EXIT
