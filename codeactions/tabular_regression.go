@@ -1,0 +1,427 @@
+package codeactions
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TabularRegression writes programs that predict one number per target column (nomad2018's
+// formation and bandgap energies): one model per target or one multi-output model, a target
+// transform, optional per-row geometry files, and post-processing that keeps RMSLE defined.
+var TabularRegression = register(&Library{
+	Modality: "tabular-regression",
+	Slots: []Slot{
+		{"setup", []Option{
+			{"full", "Import numpy, pandas, scikit-learn and XGBoost, and load train, test and the sample submission from the input folder.", 6},
+			{"no-xgboost", "Import numpy, pandas and scikit-learn, and load the CSV files from the input folder.", 2}, // xgb undefined: fails defining an XGBoost model
+			{"no-sklearn", "Import numpy, pandas and XGBoost, and load the CSV files from the input folder.", 1},      // fails at the first sklearn module used
+			{"no-pandas", "Import numpy and scikit-learn, and load the CSV files from the input folder.", 1},          // fails while loading
+			{"cwd", "Import the usual libraries and load the CSV files from the working directory.", 3},               // wrong path: fails while loading
+			{"index-col", "Import the usual libraries and load the CSV files with the id as the index.", 1},           // no id column where it is used
+		}},
+		{"features", []Option{
+			{"all", "Use every feature column.", 6},
+			{"with-id", "Use every column including the id.", 2},
+			{"train-columns", "Use every column of the training file except the id.", 3}, // includes the targets: test lacks them
+			{"top-variance", "Keep the half of the features with the highest variance.", 1},
+			{"crosses", "Add the pairwise products of the 8 highest-variance features.", 1},
+			{"geometry", "Add nearest-neighbour distances per element computed from each row's geometry.xyz, with periodic images.", 0.5},
+			{"geometry-no-pbc", "Add nearest-neighbour distances per element computed from each row's geometry.xyz.", 0.5}, // no periodic images: noisier
+		}},
+		{"categorical", []Option{
+			{"raw", "", 6},
+			{"one-hot", "One-hot encode the low-cardinality integer columns (such as the space group).", 2},
+			{"string", "Turn the low-cardinality columns into category labels.", 2}, // strings fed to a numeric model
+			{"drop", "Drop the low-cardinality columns.", 1},
+		}},
+		{"transform", []Option{
+			{"none", "", 5},
+			{"standard", "Standardise the features.", 3},
+			{"minmax", "Scale the features to [0, 1].", 1},
+			{"power", "Apply a Yeo-Johnson power transform to the features.", 1},
+			{"pca-half", "Standardise, then keep half as many principal components as features.", 1},
+			{"log1p", "Take log(1+x) of the features.", 1},
+		}},
+		{"target", []Option{
+			{"none", "", 6},
+			{"log1p", "Fit on log(1+y), which makes squared error match RMSLE, and invert with expm1.", 1.5},
+			{"sqrt", "Fit on the square root of the targets and square the predictions.", 1},
+			{"log", "Fit on log(y) and exponentiate the predictions.", 1.5}, // log(0) = -inf: fails where a target is 0
+			{"log1p-no-inverse", "Fit on log(1+y) to match RMSLE.", 1},      // forgets expm1: valid but bad
+		}},
+		{"outputs", []Option{
+			{"per-target", "Fit one model per target column.", 4},
+			{"multi-output", "Fit one model on all target columns at once.", 3}, // fails for single-output models
+			{"wrapper", "Wrap the model in a multi-output regressor, one copy per target column.", 1},
+			{"first-only", "Predict the target column.", 3}, // only the first target: the submission lacks the others
+		}},
+		{"model", []Option{
+			{"mean", "Predict the training mean.", 1},
+			{"linear", "Fit a linear regression.", 4},
+			{"ridge", "Fit a ridge regression.", 2},
+			{"lasso", "Fit a lasso regression.", 1},
+			{"knn", "Fit a distance-weighted k-nearest-neighbours regressor.", 1},
+			{"svr", "Fit an RBF support vector regressor.", 1},
+			{"random-forest", "Fit a random forest.", 4},
+			{"extra-trees", "Fit an extra-trees ensemble.", 1},
+			{"gbr", "Fit scikit-learn's gradient boosting.", 2},
+			{"hist-gb", "Fit histogram gradient boosting.", 0.5},
+			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 2},
+			{"logistic", "Fit a logistic regression.", 2}, // continuous targets: fails at fit
+			{"stacking", "Stack XGBoost, extra trees and k-nearest neighbours under a ridge regression.", 0.5},
+			{"grid-xgb", "Grid-search XGBoost's depth and learning rate by 3-fold cross-validated squared error.", 0.5},
+		}},
+		{"strength", []Option{{"s0", "", 2}, {"s1", "", 4}, {"s2", "", 4}, {"s3", "", 2}, {"s4", "", 1}, {"s5", "", 1}}},
+		{"validation", []Option{
+			{"none", "Train on all the training data.", 5},
+			{"holdout", "Check the loss on a 20% hold-out, then refit on everything.", 2},
+			{"holdout-no-refit", "Train on 80% and report the loss on a 20% hold-out.", 2},
+			{"kfold", "Estimate the loss with 5-fold cross-validation, then refit on everything.", 1},
+			{"holdout-rmse", "Check the root mean squared error on a 20% hold-out, then refit on everything.", 2},
+		}},
+		{"postprocess", []Option{
+			{"none", "", 7},
+			{"clip0", "Clip negative predictions to 0.", 1.5},
+			{"abs", "Take the absolute value of the predictions.", 1},
+			{"round1", "Round the predictions to one decimal.", 1},
+		}},
+		{"submission", []Option{
+			{"aligned", "Write the id and one column per target.", 4},
+			{"sample", "Fill the sample submission's target columns.", 2},
+			{"no-id", "Write one column per target without the id.", 2},
+			{"long-format", "Write one row per id and target.", 2}, // no target columns: invalid
+		}},
+	},
+	render: renderTabularRegression,
+})
+
+// tabRegXGB are XGBoost's rounds and learning rate by strength: more rounds, slower learning.
+var tabRegXGB = [6]string{
+	"n_estimators=30, learning_rate=0.1", "n_estimators=100, learning_rate=0.1", "n_estimators=300, learning_rate=0.05",
+	"n_estimators=600, learning_rate=0.03", "n_estimators=1000, learning_rate=0.02", "n_estimators=3000, learning_rate=0.01",
+}
+
+// tabRegStrengths are each model's hyper-parameters at strength s0..s5.
+var tabRegStrengths = map[string][6]string{
+	"mean":          {`strategy="median"`, `strategy="median"`, `strategy="mean"`, `strategy="mean"`, `strategy="mean"`, `strategy="mean"`},
+	"linear":        {"", "", "", "", "", ""},
+	"ridge":         {"alpha=100.0", "alpha=30.0", "alpha=10.0", "alpha=1.0", "alpha=0.1", "alpha=0.01"},
+	"lasso":         {"alpha=1.0", "alpha=0.1", "alpha=0.01", "alpha=0.001", "alpha=0.0001", "alpha=1e-05"},
+	"knn":           {"n_neighbors=1", "n_neighbors=2", "n_neighbors=3", "n_neighbors=5", "n_neighbors=10", "n_neighbors=20"},
+	"svr":           {"C=0.1", "C=0.3", "C=1.0", "C=3.0", "C=10.0", "C=30.0"},
+	"random-forest": {"n_estimators=10", "n_estimators=50", "n_estimators=100", "n_estimators=300", "n_estimators=600", "n_estimators=1000"},
+	"extra-trees":   {"n_estimators=10", "n_estimators=50", "n_estimators=100", "n_estimators=300", "n_estimators=600", "n_estimators=1000"},
+	"gbr":           tabRegXGB,
+	"hist-gb": {"max_iter=30, learning_rate=0.1", "max_iter=100, learning_rate=0.1", "max_iter=300, learning_rate=0.05",
+		"max_iter=600, learning_rate=0.03", "max_iter=1000, learning_rate=0.02", "max_iter=3000, learning_rate=0.01"},
+	"xgboost":  tabRegXGB,
+	"logistic": {"C=0.01", "C=0.1", "C=1.0", "C=10.0", "C=100.0", "C=1000.0"},
+	// Stacking: the trees of each tree ensemble in it.
+	"stacking": {"n_estimators=10", "n_estimators=30", "n_estimators=100", "n_estimators=200", "n_estimators=300", "n_estimators=500"},
+	// The grid search: XGBoost's rounds, then the grid searched.
+	"grid-xgb": {
+		`n_estimators=100), {"max_depth": [2, 4]`,
+		`n_estimators=200), {"max_depth": [3, 5], "learning_rate": [0.05, 0.1]`,
+		`n_estimators=300), {"max_depth": [3, 4, 5], "learning_rate": [0.03, 0.05]`,
+		`n_estimators=500), {"max_depth": [3, 4, 5], "learning_rate": [0.02, 0.05]`,
+		`n_estimators=600), {"max_depth": [3, 4, 5, 6], "learning_rate": [0.02, 0.05]`,
+		`n_estimators=1000), {"max_depth": [3, 4, 5], "learning_rate": [0.02, 0.04]`,
+	},
+}
+
+// tabRegConstructors take the strength's parameters (%[1]s, possibly used more than once).
+var tabRegConstructors = map[string]string{
+	"mean":          "dummy.DummyRegressor(%s)",
+	"linear":        "linear_model.LinearRegression(%s)",
+	"ridge":         "linear_model.Ridge(%s)",
+	"lasso":         "linear_model.Lasso(%s, max_iter=10000)",
+	"knn":           "neighbors.KNeighborsRegressor(%s, weights=\"distance\")",
+	"svr":           "svm.SVR(%s, epsilon=0.01)",
+	"random-forest": "ensemble.RandomForestRegressor(%s, random_state=0)",
+	"extra-trees":   "ensemble.ExtraTreesRegressor(%s, random_state=0)",
+	"gbr":           "ensemble.GradientBoostingRegressor(%s, max_depth=4, subsample=0.8, random_state=0)",
+	"hist-gb":       "ensemble.HistGradientBoostingRegressor(%s, random_state=0)",
+	"xgboost":       "xgb.XGBRegressor(%s, max_depth=4, subsample=0.8, colsample_bytree=0.8, n_jobs=1, random_state=0)",
+	"logistic":      "linear_model.LogisticRegression(%s, max_iter=1000)",
+	"stacking": "ensemble.StackingRegressor([(\"xgb\", xgb.XGBRegressor(%[1]s, learning_rate=0.05, max_depth=4, subsample=0.8, " +
+		"colsample_bytree=0.8, n_jobs=1, random_state=0)), (\"et\", ensemble.ExtraTreesRegressor(%[1]s, random_state=0)), " +
+		"(\"knn\", neighbors.KNeighborsRegressor(n_neighbors=10, weights=\"distance\"))], final_estimator=linear_model.RidgeCV(), cv=5)",
+	"grid-xgb": "model_selection.GridSearchCV(xgb.XGBRegressor(subsample=0.8, colsample_bytree=0.8, n_jobs=1, random_state=0, %s}, " +
+		"cv=3, scoring=\"neg_mean_squared_error\")",
+}
+
+// tabRegUsesXGB are the models whose code names xgb.
+var tabRegUsesXGB = map[string]bool{"xgboost": true, "stacking": true, "grid-xgb": true}
+
+// tabRegGeometry parses a row's geometry.xyz (lattice vectors and atoms) into the mean distance
+// from each element's atoms to the nearest atom of another element, and to the 4 nearest.
+const tabRegGeometry = `ELEMENTS = ["Al", "Ga", "In", "O"]
+SHIFTS = np.array([[i, j, k] for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1)], dtype=float)
+
+
+def geometry_features(path):
+    lattice, pos, elem = [], [], []
+    for line in open(path):
+        parts = line.split()
+        if parts and parts[0] == "lattice_vector":
+            lattice.append([float(v) for v in parts[1:4]])
+        elif parts and parts[0] == "atom":
+            pos.append([float(v) for v in parts[1:4]])
+            elem.append(parts[4])
+    pos, elem = np.array(pos), np.array(elem)
+%s
+    # Squared distances from every atom to every image, ignoring atoms of the same element.
+    d2 = (pos ** 2).sum(axis=1)[:, None] + (images ** 2).sum(axis=1)[None, :] - 2 * pos @ images.T
+    d2[elem[:, None] == image_elem[None, :]] = np.inf
+    near = np.sqrt(np.maximum(np.partition(d2, 3, axis=1)[:, :4], 0))  # the 4 nearest, unordered
+    out = {}
+    for e in ELEMENTS:
+        mine = near[elem == e]
+        ok = len(mine) > 0 and np.isfinite(mine).all()
+        out[e + "_d1"] = mine.min(axis=1).mean() if ok else 0.0
+        out[e + "_d4"] = mine.mean() if ok else 0.0
+    return out
+
+
+if os.path.isdir("input/train"):
+    geo_train = pd.DataFrame([geometry_features(f"input/train/{i}/geometry.xyz") for i in train[ID]])
+    geo_test = pd.DataFrame([geometry_features(f"input/test/{i}/geometry.xyz") for i in test[ID]])
+    for c in geo_train.columns:
+        train[c], test[c] = geo_train[c].values, geo_test[c].values
+        feats.append(c)`
+
+func renderTabularRegression(c Choice, schema Schema) Program {
+	model, setup, outputs := c.Opt("model"), c.Opt("setup"), c.Opt("outputs")
+	params := tabRegStrengths[model][c.Strength()]
+	geometry := strings.HasPrefix(c.Opt("features"), "geometry")
+	var b code
+	w := b.w
+
+	// Imports.
+	if geometry {
+		w("import os")
+	}
+	w("import numpy as np")
+	if setup != "no-pandas" {
+		w("import pandas as pd")
+	}
+	if setup != "no-sklearn" {
+		w("from sklearn import decomposition, dummy, ensemble, linear_model, metrics, model_selection")
+		w("from sklearn import multioutput, neighbors, preprocessing, svm")
+	}
+	if tabRegUsesXGB[model] && setup != "no-xgboost" {
+		w("import xgboost as xgb")
+	}
+	w("")
+	targets := schema.Targets
+	if outputs == "first-only" {
+		targets = targets[:1]
+	}
+	quoted := make([]string, len(targets))
+	for i, t := range targets {
+		quoted[i] = fmt.Sprintf("%q", t)
+	}
+	w("ID, TARGETS = %q, [%s]", schema.IDColumn, strings.Join(quoted, ", "))
+	load := "input"
+	switch setup {
+	case "cwd", "index-col":
+		load = setup
+	}
+	loadTables(&b, load, schema)
+	w("")
+
+	// Features.
+	w("Y_raw = train[TARGETS].values.astype(float)")
+	switch c.Opt("features") {
+	case "with-id":
+		w("feats = list(test.columns)")
+	case "train-columns":
+		w("feats = [c for c in train.columns if c != ID]")
+	case "top-variance":
+		w("feats = [c for c in test.columns if c != ID]")
+		w("feats = list(train[feats].var().sort_values(ascending=False).index[: len(feats) // 2])")
+	default:
+		w("feats = [c for c in test.columns if c != ID]")
+	}
+	switch c.Opt("features") {
+	case "crosses":
+		w("top = list(train[feats].var().sort_values(ascending=False).index[:8])")
+		w("for i, a in enumerate(top):")
+		w("    for bcol in top[i + 1 :]:")
+		w("        train[a + \"*\" + bcol] = train[a] * train[bcol]")
+		w("        test[a + \"*\" + bcol] = test[a] * test[bcol]")
+		w("        feats.append(a + \"*\" + bcol)")
+	case "geometry":
+		w("")
+		w(tabRegGeometry, "    lattice = np.array(lattice)\n"+
+			"    # Periodic images: an atom's neighbours may sit across the cell's faces.\n"+
+			"    images = (pos[None, :, :] + (SHIFTS @ lattice)[:, None, :]).reshape(-1, 3)\n"+
+			"    image_elem = np.tile(elem, len(SHIFTS))")
+	case "geometry-no-pbc":
+		w("")
+		w(tabRegGeometry, "    images, image_elem = pos, elem")
+	}
+	if c.Opt("categorical") != "raw" {
+		w("cats = [c for c in feats if train[c].nunique() <= 12]")
+	}
+	switch c.Opt("categorical") {
+	case "one-hot":
+		w("for c in cats:")
+		w("    for v in sorted(train[c].unique()):")
+		w("        train[f\"{c}={v}\"] = (train[c] == v).astype(float)")
+		w("        test[f\"{c}={v}\"] = (test[c] == v).astype(float)")
+		w("        feats.append(f\"{c}={v}\")")
+		w("    feats.remove(c)")
+	case "string":
+		w("for c in cats:")
+		w("    train[c] = c + \"_\" + train[c].astype(str)")
+		w("    test[c] = c + \"_\" + test[c].astype(str)")
+	case "drop":
+		w("feats = [c for c in feats if c not in cats]")
+	}
+	w("X = train[feats].values")
+	w("X_test = test[feats].values")
+	switch c.Opt("transform") {
+	case "standard":
+		w("scaler = preprocessing.StandardScaler().fit(X)")
+	case "minmax":
+		w("scaler = preprocessing.MinMaxScaler().fit(X)")
+	case "power":
+		w("scaler = preprocessing.PowerTransformer().fit(X)")
+	case "pca-half":
+		w("scaler = preprocessing.StandardScaler().fit(X)")
+		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
+		w("scaler = decomposition.PCA(n_components=max(1, X.shape[1] // 2), random_state=0).fit(X)")
+	case "log1p":
+		w("X, X_test = np.log1p(X), np.log1p(X_test)")
+	}
+	switch c.Opt("transform") {
+	case "none", "log1p":
+	default:
+		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
+	}
+	w("")
+	w("")
+
+	// Target transform, its inverse and the post-processing, shared by validation and test.
+	fwd, inv := "y", "p"
+	switch c.Opt("target") {
+	case "log1p":
+		fwd, inv = "np.log1p(y)", "np.expm1(p)"
+	case "log1p-no-inverse":
+		fwd = "np.log1p(y)"
+	case "sqrt":
+		fwd, inv = "np.sqrt(y)", "np.square(p)"
+	case "log":
+		fwd, inv = "np.log(y)", "np.exp(p)"
+	}
+	post := "p"
+	switch c.Opt("postprocess") {
+	case "clip0":
+		post = "np.clip(p, 0, None)"
+	case "abs":
+		post = "np.abs(p)"
+	case "round1":
+		post = "np.round(p, 1)"
+	}
+	if schema.Integer {
+		post = "np.round(" + post + ")"
+	}
+	w("def fwd(y):")
+	w("    return %s", fwd)
+	w("")
+	w("")
+	w("def inv(p):")
+	w("    return %s", inv)
+	w("")
+	w("")
+	w("def post(p):")
+	w("    return %s", post)
+	w("")
+	w("")
+	w("Y = fwd(Y_raw)")
+
+	ctor := fmt.Sprintf(tabRegConstructors[model], params)
+	if outputs == "wrapper" {
+		ctor = "multioutput.MultiOutputRegressor(" + ctor + ")"
+	}
+	// The loss the validation prints: RMSLE per target column for RMSLE tasks, else RMSE.
+	lossFn := "mean_squared_error"
+	if schema.Metric == "mean-column-rmsle" {
+		lossFn = "mean_squared_log_error"
+	}
+	// body writes the model's definition, validation and test prediction at indent; out is
+	// where the test predictions go.
+	body := func(indent, out string) {
+		iw := func(format string, a ...any) { w(indent+format, a...) }
+		iloss := func(name, truth, pred, fn string) {
+			iw("%s = np.mean(np.sqrt(metrics.%s(%s, %s, multioutput=\"raw_values\")))", name, fn, truth, pred)
+		}
+		iw("model = %s", ctor)
+		switch v := c.Opt("validation"); v {
+		case "none":
+			iw("model.fit(X, y)")
+			iloss("train_loss", "y_raw", "post(inv(model.predict(X)))", lossFn)
+		case "holdout", "holdout-no-refit", "holdout-rmse":
+			fn := lossFn
+			if v == "holdout-rmse" {
+				fn = "mean_squared_error"
+			}
+			iw("X_tr, X_val, y_tr, y_val, r_tr, r_val = model_selection.train_test_split(X, y, y_raw, test_size=0.2, random_state=0)")
+			iw("model.fit(X_tr, y_tr)")
+			iloss("train_loss", "r_tr", "post(inv(model.predict(X_tr)))", fn)
+			iloss("val_loss", "r_val", "post(inv(model.predict(X_val)))", fn)
+			if v != "holdout-no-refit" {
+				iw("model.fit(X, y)")
+			}
+		case "kfold":
+			iw("oof = np.zeros_like(y_raw)")
+			iw("for tr_idx, va_idx in model_selection.KFold(5, shuffle=True, random_state=0).split(X):")
+			iw("    model.fit(X[tr_idx], y[tr_idx])")
+			iw("    oof[va_idx] = post(inv(model.predict(X[va_idx])))")
+			iloss("cv_loss", "y_raw", "oof", lossFn)
+			iw("model.fit(X, y)")
+			iloss("train_loss", "y_raw", "post(inv(model.predict(X)))", lossFn)
+		}
+		iw("%s = post(inv(model.predict(X_test)))", out)
+	}
+	if outputs == "multi-output" || outputs == "wrapper" {
+		if len(targets) == 1 && outputs == "multi-output" {
+			// Native models may flatten a one-column y; the wrapper needs the column.
+			w("y, y_raw = Y[:, 0], Y_raw[:, 0]")
+		} else {
+			w("y, y_raw = Y, Y_raw")
+		}
+		body("", "preds_test")
+		w("preds_test = preds_test.reshape(len(X_test), -1)")
+	} else {
+		w("preds_test = np.zeros((len(X_test), len(TARGETS)))")
+		w("for k, target in enumerate(TARGETS):")
+		w("    y, y_raw = Y[:, k], Y_raw[:, k]")
+		body("    ", "preds_test[:, k]")
+	}
+	w("")
+	switch c.Opt("submission") {
+	case "aligned":
+		w("sub = pd.DataFrame(preds_test, columns=TARGETS)")
+		w("sub.insert(0, ID, test[ID].values)")
+	case "sample":
+		w("sub = sample.copy()")
+		w("sub[TARGETS] = preds_test")
+	case "no-id":
+		w("sub = pd.DataFrame(preds_test, columns=TARGETS)")
+	case "long-format":
+		w("sub = pd.DataFrame(preds_test, columns=TARGETS)")
+		w("sub.insert(0, ID, test[ID].values)")
+		w("sub = sub.melt(id_vars=ID, var_name=\"target\", value_name=\"prediction\")")
+	}
+	w("sub.to_csv(\"submission.csv\", index=False)")
+	settings := params
+	if settings == "" {
+		settings = "defaults"
+	}
+	if model == "grid-xgb" {
+		settings = strings.Replace(params, "), ", "; grid ", 1) + "}"
+	}
+	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", settings)), Code: b.String()}
+}
