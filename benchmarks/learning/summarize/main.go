@@ -1,7 +1,8 @@
 // Command summarize compares the arms of benchmarks/learning/run.sh: for each run directory
 // <arm>-seed<k> it reads every sample's result and reports, per arm, the mean and standard
 // error over seeds of the best validation score among all executed programs, and of the final
-// policy's evaluation samples (valid rate, mean score of the valid ones, mean reward).
+// policy's evaluation samples (valid rate, mean score of the valid ones, mean reward), the
+// training samples' mean reward and valid rate, and the chosen program's test score.
 package main
 
 import (
@@ -21,6 +22,7 @@ type runStats struct {
 	best                              float64 // lowest validation log loss seen (leaf: lower is better)
 	evalValid, evalScore, evalReward  float64
 	trainValid, trainReward, meanSecs float64
+	testScore                         float64 // the chosen program's score on the private test answers
 }
 
 func main() {
@@ -44,8 +46,8 @@ func main() {
 		names = append(names, a)
 	}
 	sort.Strings(names)
-	fmt.Println("| arm | seeds | programs executed | best validation log loss | final policy: valid rate | final policy: mean valid log loss | final policy: mean reward | training valid rate | mean exec s |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| arm | seeds | programs executed | best validation log loss | training mean reward | training valid rate | final policy: valid rate | final policy: mean valid log loss | final policy: mean reward | chosen program: test log loss | mean exec s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, a := range names {
 		rs := arms[a]
 		col := func(f func(runStats) float64) string {
@@ -58,10 +60,11 @@ func main() {
 			m, se := meanSE(v)
 			return fmt.Sprintf("%.4f ± %.4f", m, se)
 		}
-		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", a, len(rs),
+		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", a, len(rs),
 			col(func(r runStats) float64 { return float64(r.executed) }), col(func(r runStats) float64 { return r.best }),
+			col(func(r runStats) float64 { return r.trainReward }), col(func(r runStats) float64 { return r.trainValid }),
 			col(func(r runStats) float64 { return r.evalValid }), col(func(r runStats) float64 { return r.evalScore }),
-			col(func(r runStats) float64 { return r.evalReward }), col(func(r runStats) float64 { return r.trainValid }),
+			col(func(r runStats) float64 { return r.evalReward }), col(func(r runStats) float64 { return r.testScore }),
 			col(func(r runStats) float64 { return r.meanSecs }))
 	}
 }
@@ -71,7 +74,15 @@ func read(dir string) (runStats, error) {
 	if len(files) == 0 {
 		return runStats{}, fmt.Errorf("%s: no results", dir)
 	}
-	st := runStats{best: math.NaN(), evalScore: math.NaN()}
+	st := runStats{best: math.NaN(), evalScore: math.NaN(), testScore: math.NaN()}
+	if finals, _ := filepath.Glob(filepath.Join(dir, "samples", "*", "final", "report.json")); len(finals) == 1 {
+		var rep struct {
+			Score *float64 `json:"score"`
+		}
+		if b, err := os.ReadFile(finals[0]); err == nil && json.Unmarshal(b, &rep) == nil && rep.Score != nil {
+			st.testScore = *rep.Score
+		}
+	}
 	var evalN, evalValid, evalScoreN, trainN, trainValid float64
 	for _, f := range files {
 		b, err := os.ReadFile(f)
