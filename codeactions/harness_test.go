@@ -119,3 +119,39 @@ func randomChoices(lib *codeactions.Library, rng *rand.Rand) []int {
 	}
 	return toks
 }
+
+// override returns base with the given slot=option pairs (slot, option, slot, option, ...) changed.
+func override(base map[string]string, kv ...string) map[string]string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		base[kv[i]] = kv[i+1]
+	}
+	return base
+}
+
+// checkStrongBeatsWeak runs a strong and a weak program of lib and checks both are valid, the
+// strong one reaches every marker and bound (at least; at most for lower-better metrics), and
+// it beats the weak one by at least margin.
+func checkStrongBeatsWeak(t *testing.T, lib *codeactions.Library, spec *tasks.Spec, dirs tasks.Dirs, strong, weak map[string]string, bound, margin float64) {
+	t.Helper()
+	s := runChoice(t, lib, strong, spec, dirs, 5*time.Minute)
+	w := runChoice(t, lib, weak, spec, dirs, 5*time.Minute)
+	for _, o := range []outcome{s, w} {
+		if o.ExitCode != 0 || !o.Grade.Valid {
+			t.Fatalf("exit %d, grade %+v:\n%s\nprogram:\n%s", o.ExitCode, o.Grade, o.Output, o.Program.Code)
+		}
+	}
+	if s.Markers != 7 {
+		t.Errorf("the strong program reached %d markers, want 7:\n%s", s.Markers, s.Output)
+	}
+	ss, ws := *s.Grade.Score, *w.Grade.Score
+	t.Logf("%s: strong %.5f in %.1fs, weak %.5f in %.1fs", spec.Metric, ss, s.Seconds, ws, w.Seconds)
+	if spec.LowerIsBetter() {
+		ss, ws, bound = -ss, -ws, -bound
+	}
+	if ss < bound {
+		t.Errorf("the strong program scores %v, want at least %v (sign flipped for lower-is-better)", ss, bound)
+	}
+	if ss-ws < margin {
+		t.Errorf("the strong program (%v) beats the weak one (%v) by less than %v", ss, ws, margin)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"mlerl/codeactions"
 	"mlerl/internal/testenv"
@@ -121,13 +120,7 @@ func ordinalBase() map[string]string {
 		"postprocess": "thresholds", "submission": "aligned"}
 }
 
-func ordinalWith(kv ...string) map[string]string {
-	m := ordinalBase()
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return m
-}
+func ordinalWith(kv ...string) map[string]string { return override(ordinalBase(), kv...) }
 
 // Programs of the ordinal library on synthetic essays prepared as the real task: the strong
 // program (TF-IDF and length statistics, ridge, kappa-tuned cut points on out-of-fold
@@ -142,21 +135,8 @@ func TestOrdinalPrograms(t *testing.T) {
 	dirs := preparedSynthetic(t, spec, essayRows(2500))
 	lib := codeactions.Ordinal
 	t.Run("strong beats weak", func(t *testing.T) {
-		strong := runChoice(t, lib, ordinalBase(), spec, dirs, 5*time.Minute)
-		weak := runChoice(t, lib, ordinalWith("features", "length", "model", "mode", "validation", "holdout", "postprocess", "round-clip"), spec, dirs, 5*time.Minute)
-		for _, o := range []outcome{strong, weak} {
-			if o.ExitCode != 0 || !o.Grade.Valid {
-				t.Fatalf("exit %d, %s:\n%s\nprogram:\n%s", o.ExitCode, o.Grade.Reason, o.Output, o.Program.Code)
-			}
-		}
-		if strong.Markers != 7 {
-			t.Errorf("the strong program reached %d markers, want 7:\n%s", strong.Markers, strong.Output)
-		}
-		s, wk := *strong.Grade.Score, *weak.Grade.Score
-		t.Logf("strong kappa %.4f in %.1fs, weak (mode) kappa %.4f in %.1fs", s, strong.Seconds, wk, weak.Seconds)
-		if s < 0.75 || s-wk < 0.5 {
-			t.Fatalf("strong kappa %.4f, weak %.4f: want the strong at least 0.75 and 0.5 above the weak", s, wk)
-		}
+		checkStrongBeatsWeak(t, lib, spec, dirs, ordinalBase(),
+			ordinalWith("features", "length", "model", "mode", "validation", "holdout", "postprocess", "round-clip"), 0.75, 0.5)
 	})
 	checkPrograms(t, lib, spec, dirs, []programCase{
 		{"length statistics with a linear regression are valid (no hold-out: 6 markers)", ordinalWith("features", "length", "model", "linear", "validation", "none", "postprocess", "round-clip"), true, 0.5, 6},

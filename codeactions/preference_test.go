@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"mlerl/codeactions"
 	"mlerl/internal/testenv"
@@ -109,13 +108,7 @@ func preferenceBase() map[string]string {
 		"postprocess": "none", "submission": "aligned"}
 }
 
-func preferenceWith(kv ...string) map[string]string {
-	m := preferenceBase()
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return m
-}
+func preferenceWith(kv ...string) map[string]string { return override(preferenceBase(), kv...) }
 
 // Programs of the preference library on synthetic battles prepared as the real task: the strong
 // program (parsed turns, structure and similarity features, swap augmentation, logistic
@@ -130,21 +123,8 @@ func TestPreferencePrograms(t *testing.T) {
 	dirs := preparedSynthetic(t, spec, preferenceRows(2000))
 	lib := codeactions.Preference
 	t.Run("strong beats weak", func(t *testing.T) {
-		strong := runChoice(t, lib, preferenceBase(), spec, dirs, 5*time.Minute)
-		weak := runChoice(t, lib, preferenceWith("model", "prior", "augment", "none", "features", "length-diff"), spec, dirs, 5*time.Minute)
-		for _, o := range []outcome{strong, weak} {
-			if o.ExitCode != 0 || !o.Grade.Valid {
-				t.Fatalf("exit %d, %s:\n%s\nprogram:\n%s", o.ExitCode, o.Grade.Reason, o.Output, o.Program.Code)
-			}
-		}
-		if strong.Markers != 7 {
-			t.Errorf("the strong program reached %d markers, want 7:\n%s", strong.Markers, strong.Output)
-		}
-		s, wk := *strong.Grade.Score, *weak.Grade.Score
-		t.Logf("strong log loss %.4f in %.1fs, weak (prior) log loss %.4f in %.1fs", s, strong.Seconds, wk, weak.Seconds)
-		if s > 0.95 || wk-s < 0.1 {
-			t.Fatalf("strong log loss %.4f, weak %.4f: want the strong at most 0.95 and 0.1 below the weak", s, wk)
-		}
+		checkStrongBeatsWeak(t, lib, spec, dirs, preferenceBase(),
+			preferenceWith("model", "prior", "augment", "none", "features", "length-diff"), 0.95, 0.1)
 	})
 	checkPrograms(t, lib, spec, dirs, []programCase{
 		{"forgetting to import json fails while parsing", preferenceWith("imports", "no-json"), false, 0, 2},

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"mlerl/codeactions"
 	"mlerl/internal/testenv"
@@ -139,13 +138,7 @@ func spanBase() map[string]string {
 		"validation": "holdout-jaccard", "submission": "frame"}
 }
 
-func spanWith(kv ...string) map[string]string {
-	m := spanBase()
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return m
-}
+func spanWith(kv ...string) map[string]string { return override(spanBase(), kv...) }
 
 // Programs of the span-extraction library on a synthetic tweet layout: a word classifier with
 // sentiment-crossed and neighbour features, decoded as the best window, beats the whole-text
@@ -160,20 +153,8 @@ func TestSpanExtractionPrograms(t *testing.T) {
 	dirs := spanData(t, t.TempDir(), 2000, 300)
 	lib := codeactions.SpanExtraction
 	t.Run("strong beats weak", func(t *testing.T) {
-		strong := runChoice(t, lib, spanBase(), spec, dirs, 5*time.Minute)
-		weak := runChoice(t, lib, spanWith("decode", "whole", "validation", "none"), spec, dirs, 5*time.Minute)
-		for name, o := range map[string]outcome{"strong": strong, "weak": weak} {
-			if o.ExitCode != 0 || !o.Grade.Valid {
-				t.Fatalf("%s program failed (exit %d, %s):\n%s", name, o.ExitCode, o.Grade.Reason, o.Output)
-			}
-			t.Logf("%s: jaccard %.4f in %.1fs, %d markers", name, *o.Grade.Score, o.Seconds, o.Markers)
-		}
-		if strong.Markers != 7 {
-			t.Errorf("the strong program reached %d markers, want 7", strong.Markers)
-		}
-		if s, w := *strong.Grade.Score, *weak.Grade.Score; s < 0.8 || w > s-0.15 {
-			t.Errorf("want strong >= 0.8 and at least 0.15 above weak; strong %.4f, weak %.4f", s, w)
-		}
+		checkStrongBeatsWeak(t, lib, spec, dirs, spanBase(),
+			spanWith("decode", "whole", "validation", "none"), 0.8, 0.15)
 	})
 	checkPrograms(t, lib, spec, dirs, []programCase{
 		{"wrong data path fails while loading", spanWith("load", "cwd"), false, 0, 1},

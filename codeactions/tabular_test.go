@@ -14,13 +14,7 @@ func base() map[string]string {
 		"postprocess": "none", "submission": "aligned"}
 }
 
-func with(kv ...string) map[string]string {
-	m := base()
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return m
-}
+func with(kv ...string) map[string]string { return override(base(), kv...) }
 
 func TestChoicesRejectTokensOfAnotherSlot(t *testing.T) {
 	lib := codeactions.TabularClassification

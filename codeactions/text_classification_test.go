@@ -4,7 +4,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"mlerl/codeactions"
 	"mlerl/internal/testenv"
@@ -27,34 +26,6 @@ func textClsBase(kv ...string) map[string]string {
 func textClsWeak(kv ...string) map[string]string {
 	return textClsBase(append([]string{"features", "counts", "vocab", "default", "numeric", "none",
 		"model", "naive-bayes", "validation", "none"}, kv...)...)
-}
-
-// textClsStrongBeatsWeak runs a strong and a weak program and checks both are valid and the
-// strong one is better by at least margin.
-func textClsStrongBeatsWeak(t *testing.T, spec *tasks.Spec, dirs tasks.Dirs, strong, weak map[string]string, bound, margin float64) {
-	t.Helper()
-	lib := codeactions.TextClassification
-	s := runChoice(t, lib, strong, spec, dirs, 5*time.Minute)
-	w := runChoice(t, lib, weak, spec, dirs, 5*time.Minute)
-	for _, o := range []outcome{s, w} {
-		if o.ExitCode != 0 || !o.Grade.Valid {
-			t.Fatalf("exit %d, grade %+v:\n%s\nprogram:\n%s", o.ExitCode, o.Grade, o.Output, o.Program.Code)
-		}
-	}
-	if s.Markers != 7 {
-		t.Errorf("the strong program reached %d markers, want 7:\n%s", s.Markers, s.Output)
-	}
-	ss, ws := *s.Grade.Score, *w.Grade.Score
-	t.Logf("%s: strong %.5f in %.1fs, weak %.5f in %.1fs", spec.Metric, ss, s.Seconds, ws, w.Seconds)
-	if spec.LowerIsBetter() {
-		ss, ws, bound = -ss, -ws, -bound
-	}
-	if ss < bound {
-		t.Errorf("the strong program scores %v, want at least %v (sign flipped for lower-is-better)", ss, bound)
-	}
-	if ss-ws < margin {
-		t.Errorf("the strong program (%v) beats the weak one (%v) by less than %v", ss, ws, margin)
-	}
 }
 
 func TestTextClassificationShape(t *testing.T) {
@@ -82,7 +53,7 @@ func TestTextClassificationOnPizza(t *testing.T) {
 	dataDir := testenv.PreparedData(t, "random-acts-of-pizza")
 	spec, _ := tasks.Builtin().Get("random-acts-of-pizza")
 	dirs := tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitValidation)
-	textClsStrongBeatsWeak(t, spec, dirs, textClsBase("numeric", "flags"), textClsWeak(), 0.74, 0.15)
+	checkStrongBeatsWeak(t, codeactions.TextClassification, spec, dirs, textClsBase("numeric", "flags"), textClsWeak(), 0.74, 0.15)
 	checkPrograms(t, codeactions.TextClassification, spec, dirs, []programCase{
 		{"JSON read as CSV fails while loading", textClsBase("load", "read-csv"), false, 0, 1},
 		{"the train's numeric columns are missing from the test", textClsWeak("numeric", "train-columns"), false, 0, 2},
@@ -98,7 +69,7 @@ func TestTextClassificationOnInsults(t *testing.T) {
 	dataDir := testenv.PreparedData(t, "detecting-insults-in-social-commentary")
 	spec, _ := tasks.Builtin().Get("detecting-insults-in-social-commentary")
 	dirs := tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitValidation)
-	textClsStrongBeatsWeak(t, spec, dirs, textClsBase("numeric", "none", "strength", "s3"),
+	checkStrongBeatsWeak(t, codeactions.TextClassification, spec, dirs, textClsBase("numeric", "none", "strength", "s3"),
 		textClsWeak("features", "tfidf"), 0.87, 0.04)
 	checkPrograms(t, codeactions.TextClassification, spec, dirs, []programCase{
 		{"cleaning the comments in place breaks the ids", textClsWeak("text", "strip-punct"), false, 0, 6},
@@ -185,7 +156,7 @@ func TestTextClassificationOnSyntheticSpooky(t *testing.T) {
 		t.Fatalf("writing the synthetic layout: %v\n%s", err, out)
 	}
 	dirs := tasks.Dirs{Public: filepath.Join(root, "public"), Private: filepath.Join(root, "private")}
-	textClsStrongBeatsWeak(t, spec, dirs, textClsBase("numeric", "none", "model", "nbsvm", "strength", "s3"),
+	checkStrongBeatsWeak(t, codeactions.TextClassification, spec, dirs, textClsBase("numeric", "none", "model", "nbsvm", "strength", "s3"),
 		textClsWeak("features", "tfidf", "model", "logreg", "strength", "s0"), 0.55, 0.3)
 	checkPrograms(t, codeactions.TextClassification, spec, dirs, []programCase{
 		{"no pandas fails while loading", textClsBase("imports", "no-pandas"), false, 0, 1},

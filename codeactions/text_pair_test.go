@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"mlerl/codeactions"
 	"mlerl/internal/testenv"
@@ -195,13 +194,7 @@ func textPairBase() map[string]string {
 		"postprocess": "clip", "submission": "frame"}
 }
 
-func textPairWith(kv ...string) map[string]string {
-	m := textPairBase()
-	for i := 0; i < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return m
-}
+func textPairWith(kv ...string) map[string]string { return override(textPairBase(), kv...) }
 
 // Programs of the text-pair library on a synthetic patent layout: boosting on many pair
 // features and the context beats a linear fit on one cosine, and each failure mode fails where
@@ -216,21 +209,9 @@ func TestTextPairPrograms(t *testing.T) {
 	dirs := textPairData(t, t.TempDir(), 1500, 300)
 	lib := codeactions.TextPair
 	t.Run("strong beats weak", func(t *testing.T) {
-		strong := runChoice(t, lib, textPairBase(), spec, dirs, 5*time.Minute)
-		weak := runChoice(t, lib, textPairWith("preprocess", "none", "context", "none", "features", "word-cosine",
-			"model", "linear", "validation", "none", "postprocess", "none"), spec, dirs, 5*time.Minute)
-		for name, o := range map[string]outcome{"strong": strong, "weak": weak} {
-			if o.ExitCode != 0 || !o.Grade.Valid {
-				t.Fatalf("%s program failed (exit %d, %s):\n%s", name, o.ExitCode, o.Grade.Reason, o.Output)
-			}
-			t.Logf("%s: pearson %.4f in %.1fs, %d markers", name, *o.Grade.Score, o.Seconds, o.Markers)
-		}
-		if strong.Markers != 7 {
-			t.Errorf("the strong program reached %d markers, want 7", strong.Markers)
-		}
-		if s, w := *strong.Grade.Score, *weak.Grade.Score; s < 0.8 || w > s-0.1 {
-			t.Errorf("want strong >= 0.8 and at least 0.1 above weak; strong %.4f, weak %.4f", s, w)
-		}
+		checkStrongBeatsWeak(t, lib, spec, dirs, textPairBase(),
+			textPairWith("preprocess", "none", "context", "none", "features", "word-cosine",
+				"model", "linear", "validation", "none", "postprocess", "none"), 0.8, 0.1)
 	})
 	checkPrograms(t, lib, spec, dirs, []programCase{
 		{"nltk is not installed", textPairWith("preprocess", "nltk"), false, 0, 0},
