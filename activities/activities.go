@@ -185,19 +185,24 @@ func describeTask(spec *tasks.Spec, layout tasks.Layout) (model.Task, error) {
 		Classes: subCols - 1, Features: features - 1, Rows: rows}, nil
 }
 
-func (a *Activities) policy(ctx context.Context, store artifacts.Store, run, key string) (*model.Policy, error) {
+// policy loads checkpoint key of run: a network policy (cached), or, for the llm backend, the
+// model reference it names (returned as lc, with a nil policy).
+func (a *Activities) policy(ctx context.Context, store artifacts.Store, run, key string) (p *model.Policy, lc *llmCheckpoint, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if p, ok := a.policies[run+"/"+key]; ok {
-		return p, nil
+		return p, nil, nil
 	}
 	data, err := getCheckpoint(ctx, store, key)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	p, _, err := model.LoadCheckpoint(data)
+	if ck, ok := llmCheckpointOf(data); ok {
+		return nil, &ck, nil
+	}
+	p, _, err = model.LoadCheckpoint(data)
 	if err != nil {
-		return nil, badInput("checkpoint %s: %v", key, err)
+		return nil, nil, badInput("checkpoint %s: %v", key, err)
 	}
 	if a.policies == nil {
 		a.policies = map[string]*model.Policy{}
@@ -206,7 +211,7 @@ func (a *Activities) policy(ctx context.Context, store artifacts.Store, run, key
 		a.policies = map[string]*model.Policy{} // a long-lived worker serves many checkpoints
 	}
 	a.policies[run+"/"+key] = p
-	return p, nil
+	return p, nil, nil
 }
 
 // sampleRecord is samples/<id>/sample.json: what PPO needs about a written program.
@@ -257,12 +262,12 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 	if in.Purpose == PurposeEvalImprove && len(in.ImproveOf) != len(in.IDs) {
 		return nil, badInput("eval-improve needs one previous sample per id (%d ids, %d previous)", len(in.IDs), len(in.ImproveOf))
 	}
-	if ck, ok := a.llmPolicy(ctx, store, in.Run, in.Checkpoint); ok {
-		return a.sampleLLM(ctx, store, spec, in, ck, buffer)
-	}
-	p, err := a.policy(ctx, store, in.Run, in.Checkpoint)
+	p, ck, err := a.policy(ctx, store, in.Run, in.Checkpoint)
 	if err != nil {
 		return nil, err
+	}
+	if ck != nil {
+		return a.sampleLLM(ctx, store, spec, in, *ck, buffer)
 	}
 	schema := codeactions.SchemaOf(spec)
 	refs := make([]SampleRef, 0, len(in.IDs))

@@ -54,22 +54,6 @@ func llmCheckpointOf(data []byte) (llmCheckpoint, bool) {
 	return c, true
 }
 
-// llmPolicy reports whether checkpoint key of run is an llm policy. Errors fall through to
-// the network path, which reports them.
-func (a *Activities) llmPolicy(ctx context.Context, store artifacts.Store, run, key string) (llmCheckpoint, bool) {
-	a.mu.Lock()
-	_, network := a.policies[run+"/"+key]
-	a.mu.Unlock()
-	if network {
-		return llmCheckpoint{}, false
-	}
-	data, err := getCheckpoint(ctx, store, key)
-	if err != nil {
-		return llmCheckpoint{}, false
-	}
-	return llmCheckpointOf(data)
-}
-
 // llmSample is sample.json's record of an LLM completion (the trainer contract's fields).
 type llmSample struct {
 	Model        string      `json:"model"`

@@ -220,13 +220,7 @@ func renderImage(c Choice, s Schema) Program {
 	if size != "original" {
 		w("SIZE = %s", size)
 	}
-	folder := "input/"
-	if load == "cwd" {
-		folder = ""
-	}
-	w("train = %s", readTable(folder, s.Train, ""))
-	w("test = %s", readTable(folder, s.Test, ""))
-	w("sample = %s", readTable(folder, s.Sample, ""))
+	loadTables(&b, load, s) // only "cwd" of the image load options changes the tables' folder
 	w("")
 	w("")
 	imageOpen(&b, load, decode, size)

@@ -2,6 +2,7 @@ package codeactions
 
 import (
 	"fmt"
+	"strings"
 
 	"mlerl/tasks"
 )
@@ -85,11 +86,29 @@ func (s Schema) check(modality string) error {
 // readTable is the pandas call that loads one of the task's files from folder.
 func readTable(folder, file string, extra string) string {
 	fn := "read_csv"
-	if len(file) > 5 && file[len(file)-5:] == ".json" {
+	if strings.HasSuffix(file, ".json") {
 		fn = "read_json"
 	}
 	if extra != "" {
 		extra = ", " + extra
 	}
 	return fmt.Sprintf("pd.%s(%q%s)", fn, folder+file, extra)
+}
+
+// loadTables writes the loading step shared by the libraries: "input" reads the task's
+// files, "cwd" looks in the wrong folder (fails while loading), "index-col" turns the id into
+// the index (fails where the id column is used).
+func loadTables(b *code, how string, schema Schema) {
+	folder, extra := "input/", ""
+	switch how {
+	case "cwd":
+		folder = ""
+	case "index-col":
+		if !strings.HasSuffix(schema.Train, ".json") {
+			extra = "index_col=0"
+		}
+	}
+	b.w("train = %s", readTable(folder, schema.Train, extra))
+	b.w("test = %s", readTable(folder, schema.Test, extra))
+	b.w("sample = %s", readTable(folder, schema.Sample, ""))
 }

@@ -1,9 +1,6 @@
 package codeactions
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // TabularClassification writes programs for tabular classification: probabilities per class
 // (leaf), the positive class's probability (binary, ROC AUC) or the label (accuracy).
@@ -279,22 +276,4 @@ func renderTabularClassification(c Choice, schema Schema) Program {
 	}
 	w("sub.to_csv(\"submission.csv\", index=False)")
 	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: b.String()}
-}
-
-// loadTables writes the loading step shared by the tabular libraries: "input" reads the task's
-// files, "cwd" looks in the wrong folder (fails while loading), "index-col" turns the id into
-// the index (fails where the id column is used).
-func loadTables(b *code, how string, schema Schema) {
-	folder, extra := "input/", ""
-	switch how {
-	case "cwd":
-		folder = ""
-	case "index-col":
-		if !strings.HasSuffix(schema.Train, ".json") {
-			extra = "index_col=0"
-		}
-	}
-	b.w("train = %s", readTable(folder, schema.Train, extra))
-	b.w("test = %s", readTable(folder, schema.Test, extra))
-	b.w("sample = %s", readTable(folder, schema.Sample, ""))
 }
