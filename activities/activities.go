@@ -370,10 +370,82 @@ func (a *Activities) ExecuteProgram(ctx context.Context, in ExecuteInput) (Execu
 	if err != nil {
 		return ExecuteResult{}, badInput("%v", err)
 	}
-	return a.execute(ctx, store, in.Task, in.SampleID, in.Split, "")
+	if in.Folds > 1 {
+		if in.Split != tasks.SplitValidation {
+			return ExecuteResult{}, badInput("reward folds are validation folds: %d folds on the %s split", in.Folds, in.Split)
+		}
+		return a.executeFolds(ctx, store, in.Task, in.SampleID, in.Folds)
+	}
+	return a.execute(ctx, store, in.Task, in.SampleID, a.Layout.Dirs(in.Task, in.Split), "")
 }
 
-func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID, id string, split tasks.SplitName, prefix string) (ExecuteResult, error) {
+// executeFolds runs the program on validation folds 1..folds in turn and rewards the mean of
+// their scores, so that a program confidently right on one small split by luck does not win.
+// Fold 1 is stored as a single-split run is (the improve prompts read its output); the others
+// under fold-<f>/. The first fold without a valid submission ends it: that fold's outcome is
+// the result, so a failing program costs no more than on one split.
+func (a *Activities) executeFolds(ctx context.Context, store artifacts.Store, taskID, id string, folds int) (ExecuteResult, error) {
+	spec, err := a.spec(taskID)
+	if err != nil {
+		return ExecuteResult{}, err
+	}
+	if have := spec.Validation.FoldCount(); folds > have {
+		return ExecuteResult{}, badInput("%d reward folds asked, but task %s carves %d validation folds: lower --reward-folds or raise validation.folds in its spec and prepare it again", folds, taskID, have)
+	}
+	var total ExecuteResult
+	var scores []float64
+	duration := 0.0
+	for f := 1; f <= folds; f++ {
+		prefix := ""
+		if f > 1 {
+			prefix = fmt.Sprintf("fold-%d/", f)
+		}
+		res, err := a.execute(ctx, store, taskID, id, a.Layout.FoldDirs(spec.ID, f), prefix)
+		if err != nil {
+			if ctx.Err() != nil && f > 1 {
+				// Cancelled during a later fold: an update may still use the sample, so its
+				// result must be that unfinished fold's partial credit, not fold 1's score.
+				bg := context.Background()
+				var r ExecuteResult
+				if getJSON(bg, store, sampleKey(id, prefix+"result.json"), &r) == nil {
+					r.DurationS += duration
+					putJSON(bg, store, sampleKey(id, "result.json"), r)
+				}
+			}
+			return ExecuteResult{}, err
+		}
+		duration += res.DurationS
+		if f == 1 {
+			total = res
+		}
+		if !res.Valid || res.Score == nil {
+			if f > 1 {
+				total = res
+				total.Reason = fmt.Sprintf("validation fold %d: %s", f, res.Reason)
+			}
+			total.FoldScores = scores
+			break
+		}
+		scores = append(scores, *res.Score)
+	}
+	total.DurationS = duration
+	if len(scores) == folds {
+		mean := 0.0
+		for _, v := range scores {
+			mean += v / float64(folds)
+		}
+		total.Score, total.FoldScores = &mean, scores
+		total.Reward = reward.Paper(reward.Outcome{Ran: true, Score: &mean, LowerIsBetter: spec.LowerIsBetter()})
+	}
+	if err := putJSON(ctx, store, sampleKey(id, "result.json"), total); err != nil {
+		return ExecuteResult{}, err
+	}
+	return total, nil
+}
+
+// execute runs a sample's program on one split's public folder and grades it on that split's
+// private answers, storing its output, submission and result under prefix.
+func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID, id string, dirs tasks.Dirs, prefix string) (ExecuteResult, error) {
 	spec, err := a.spec(taskID)
 	if err != nil {
 		return ExecuteResult{}, err
@@ -398,7 +470,6 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 		return ExecuteResult{}, err
 	}
 	work := filepath.Join(tmp, "work")
-	dirs := a.Layout.Dirs(spec.ID, split)
 	lim := sandbox.Limits{Wall: time.Duration(spec.Limits.WallSeconds) * time.Second,
 		MemoryBytes: int64(spec.Limits.MemoryMB) << 20, Processes: spec.Limits.Processes, OutputBytes: spec.Limits.OutputKB << 10}
 	run, err := a.Sandbox.Run(ctx, sandbox.Spec{Program: progFile, DataDir: dirs.Public, WorkDir: work, Limits: lim},
@@ -660,7 +731,7 @@ func (a *Activities) FinalGrade(ctx context.Context, in FinalGradeInput) (FinalG
 		}
 	} else {
 		prefix = "final/"
-		res, err = a.execute(ctx, store, in.Task, in.SampleID, tasks.SplitTest, prefix)
+		res, err = a.execute(ctx, store, in.Task, in.SampleID, a.Layout.Dirs(spec.ID, tasks.SplitTest), prefix)
 		if err != nil {
 			return FinalGradeResult{}, err
 		}

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"mlerl/artifacts"
+	"mlerl/grading"
 	"mlerl/instrument"
 	"mlerl/internal/testenv"
 	"mlerl/model"
@@ -130,5 +132,105 @@ func TestPickPreviousFollowsTheStrategy(t *testing.T) {
 		if e := pickPrevious(b, ImproveFailedClose, rng); e.Prev.Valid || e.Prev.LastMarker < 3 {
 			t.Fatalf("failed-close picked %+v", e.Prev)
 		}
+	}
+}
+
+// With reward folds the program runs on each validation fold; its score is the mean of the
+// folds' grades (checked against the stored fold submissions), and the first failing fold ends
+// the run with that fold's outcome.
+func TestExecuteOnFoldsRewardsTheMeanScore(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	sb, err := sandbox.NewLocal(testenv.Python, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tasks.Builtin()
+	spec, _ := reg.Get("leaf-classification")
+	layout := tasks.Layout{DataDir: dataDir}
+	root := t.TempDir()
+	store := artifacts.FS{Root: filepath.Join(root, "r")}
+	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb, Tasks: reg, Layout: layout, ScratchDir: t.TempDir()}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	run := func(id, program string, in ExecuteInput) (ExecuteResult, error) {
+		store.Put(context.Background(), sampleKey(id, "program.py"), []byte(program))
+		in.Run, in.Task, in.SampleID = "r", spec.ID, id
+		v, err := env.ExecuteActivity(a.ExecuteProgram, in)
+		var res ExecuteResult
+		if err == nil {
+			v.Get(&res)
+		}
+		return res, err
+	}
+	// 1-nearest-neighbour with 0.9 on its class: a different score on every fold.
+	nearest := `import numpy as np, pandas as pd
+from sklearn.neighbors import KNeighborsClassifier
+train, test = pd.read_csv('input/train.csv'), pd.read_csv('input/test.csv')
+sub = pd.read_csv('input/sample_submission.csv')
+X = train.drop(columns=['id', 'species']).values
+knn = KNeighborsClassifier(1).fit(X, train['species'])
+pred = knn.predict(test.drop(columns=['id']).values)
+classes = list(sub.columns[1:])
+p = np.full((len(test), len(classes)), 0.1 / (len(classes) - 1))
+for i, c in enumerate(pred):
+    p[i, classes.index(c)] = 0.9
+out = pd.DataFrame(p, columns=classes)
+out.insert(0, 'id', test['id'])
+out.to_csv('submission.csv', index=False)
+`
+	folds := spec.Validation.FoldCount()
+	res, err := run("nearest", nearest, ExecuteInput{Split: tasks.SplitValidation, Folds: folds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Valid || len(res.FoldScores) != folds || res.Score == nil {
+		t.Fatalf("a valid program on %d folds: %+v", folds, res)
+	}
+	mean := 0.0
+	for f, got := range res.FoldScores {
+		prefix := ""
+		if f > 0 {
+			prefix = fmt.Sprintf("fold-%d/", f+1)
+		}
+		g, err := grading.Grade(spec, filepath.Join(store.Root, "samples", "nearest", prefix+"submission.csv"),
+			filepath.Join(layout.FoldDirs(spec.ID, f+1).Private, spec.Files.Answers))
+		if err != nil || g.Score == nil || math.Abs(*g.Score-got) > 1e-9 {
+			t.Fatalf("fold %d: stored submission grades %v (%v), result says %v", f+1, g.Score, err, got)
+		}
+		mean += got / float64(folds)
+	}
+	if res.FoldScores[0] == res.FoldScores[1] || math.Abs(*res.Score-mean) > 1e-9 || math.Abs(res.Reward+mean) > 1e-9 {
+		t.Fatalf("score %v and reward %v, want the mean %v of distinct fold scores %v", *res.Score, res.Reward, mean, res.FoldScores)
+	}
+	var stored ExecuteResult
+	if err := getJSON(context.Background(), store, sampleKey("nearest", "result.json"), &stored); err != nil || stored.Score == nil || *stored.Score != *res.Score {
+		t.Fatalf("the stored result must be the folds' mean: %+v %v", stored, err)
+	}
+
+	// A program that crashes on fold 2 only: fold 2's outcome, fold 3 never runs.
+	test2, err := os.ReadFile(filepath.Join(layout.FoldDirs(spec.ID, 2).Public, spec.Files.Test))
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstID := strings.SplitN(strings.Split(string(test2), "\n")[1], ",", 2)[0]
+	crashOn2 := strings.Replace(nearest, "sub = pd.read_csv", fmt.Sprintf("if str(test['id'][0]) == '%s':\n    raise SystemExit(3)\nsub = pd.read_csv", firstID), 1)
+	res, err = run("crash-on-2", crashOn2, ExecuteInput{Split: tasks.SplitValidation, Folds: folds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid || res.Score != nil || len(res.FoldScores) != 1 || !strings.Contains(res.Reason, "validation fold 2") || res.Reward > -9 {
+		t.Fatalf("a crash on fold 2: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(store.Root, "samples", "crash-on-2", "fold-3")); err == nil {
+		t.Fatal("fold 3 ran after fold 2 failed")
+	}
+
+	// More folds than the spec carves, or folds on the test split: bad input naming the fix.
+	if _, err := run("x", nearest, ExecuteInput{Split: tasks.SplitValidation, Folds: folds + 1}); err == nil || !contains(err.Error(), ErrBadInput) || !contains(err.Error(), "validation.folds") {
+		t.Fatalf("too many folds: %v", err)
+	}
+	if _, err := run("y", nearest, ExecuteInput{Split: tasks.SplitTest, Folds: 2}); err == nil || !contains(err.Error(), ErrBadInput) {
+		t.Fatalf("folds on the test split: %v", err)
 	}
 }

@@ -102,6 +102,8 @@ type ExecuteInput struct {
 	Task     string          `json:"task"`
 	SampleID string          `json:"sample_id"`
 	Split    tasks.SplitName `json:"split"`
+	// Folds > 1 runs the program on that many validation folds and rewards their mean score.
+	Folds int `json:"folds,omitempty"`
 }
 
 // ExecuteResult is a program's outcome. Crashes and timeouts are results, not errors.
@@ -118,6 +120,9 @@ type ExecuteResult struct {
 	ExitCode   int      `json:"exit_code"`
 	Reason     string   `json:"reason,omitempty"` // why the submission is invalid or missing
 	Stale      bool     `json:"stale,omitempty"`  // ended by the staleness cap
+	// FoldScores are the validation folds' scores when the reward averages folds (Score is
+	// their mean); on a failed fold, the scores of the folds before it.
+	FoldScores []float64 `json:"fold_scores,omitempty"`
 }
 
 // IterationMetrics is one line of metrics.jsonl.

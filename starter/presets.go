@@ -28,6 +28,7 @@ type preset struct {
 		EvalSamples     *int     `yaml:"eval_samples"`
 		Protocol        *string  `yaml:"protocol"`
 		ImproveFraction *float64 `yaml:"improve_fraction"`
+		RewardFolds     *int     `yaml:"reward_folds"`
 	} `yaml:"run"`
 	Policy model.Config `yaml:"policy"`
 	LLM    struct {
@@ -101,6 +102,7 @@ func (p *preset) apply(f *runFlags, set map[string]bool) {
 	take("eval-samples", &f.evalSamples, p.Run.EvalSamples)
 	take("protocol", &f.protocol, p.Run.Protocol)
 	take("improve-fraction", &f.improveFraction, p.Run.ImproveFraction)
+	take("reward-folds", &f.folds, p.Run.RewardFolds)
 	if !set["learning-rate"] {
 		f.learningRate = p.PPO.LearningRate
 	}

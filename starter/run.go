@@ -37,7 +37,7 @@ type runFlags struct {
 	instrumenter                                                                                   instrumenterFlags
 	policy                                                                                         policyFlags
 	tls                                                                                            tlsFlags
-	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery         int
+	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery, folds  int
 	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store, preset string
 	seed                                                                                           uint64
 	improveFraction, learningRate                                                                  float64
@@ -60,6 +60,10 @@ func (f *runFlags) validate() error {
 		return fmt.Errorf("--continue-every must be at least 1, got %d", f.continueEvery)
 	case f.protocol != workflows.ProtocolLeakFree && f.protocol != workflows.ProtocolPaper:
 		return fmt.Errorf("--protocol must be %s or %s, got %q", workflows.ProtocolLeakFree, workflows.ProtocolPaper, f.protocol)
+	case f.folds < 1:
+		return fmt.Errorf("--reward-folds must be at least 1, got %d", f.folds)
+	case f.folds > 1 && f.protocol != workflows.ProtocolLeakFree:
+		return fmt.Errorf("--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", f.folds, workflows.ProtocolLeakFree, workflows.ProtocolLeakFree)
 	case f.initPolicy != activities.InitWarmStart && f.initPolicy != activities.InitUniform:
 		return fmt.Errorf("--init must be %s or %s, got %q", activities.InitWarmStart, activities.InitUniform, f.initPolicy)
 	case f.learningRate < 0:
@@ -135,6 +139,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.initPolicy, "init", activities.InitWarmStart, "initial policy: warm-start (behaviour cloning on a seeded corpus) or uniform (every action equally likely: the random-search baseline)")
 	fs.Float64Var(&f.learningRate, "learning-rate", ppo.Paper().LearningRate, "PPO's Adam learning rate (0: never update, the static-policy baseline)")
 	fs.StringVar(&f.protocol, "protocol", workflows.ProtocolLeakFree, "leak-free (rewards on a validation split) or paper (rewards on the test split)")
+	fs.IntVar(&f.folds, "reward-folds", 1, "leak-free: run each program on this many of the task's validation folds and reward the mean score (a program must be right on more held-out rows to win; valid programs cost that many runs)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the warm start, the samples and the updates")
 	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<task>-<time>)")
 	fs.StringVar(&f.temporalAddress, "temporal-address", "", "host:port of an existing Temporal cluster (default: start the embedded dev server)")
@@ -169,6 +174,9 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	spec, err := f.spec()
 	if err != nil {
 		return err
+	}
+	if f.folds > spec.Validation.FoldCount() {
+		return fmt.Errorf("--reward-folds %d: task %s carves %d validation folds (validation.folds in its spec): lower --reward-folds, or raise validation.folds in a --task-spec and prepare again", f.folds, spec.ID, spec.Validation.FoldCount())
 	}
 	if err := (tasks.Layout{DataDir: f.dataDir}).CheckPrepared(spec); err != nil {
 		return err
@@ -224,7 +232,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
-			ExecTimeout:      time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute,
+			RewardFolds: f.folds, ExecTimeout: time.Duration(f.folds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
 			Policy: pre.Policy, Init: f.initPolicy, PPO: cfg, Backend: f.policy.Kind, LLM: llmSampling(f.policy, pre)}}
 	if err := writeRunInfo(runDir, info); err != nil {

@@ -91,12 +91,17 @@ func tasksPrepare(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("tasks prepare", flag.ContinueOnError)
 	tf.register(fs)
 	raw := fs.String("raw", "", "folder or zip with Kaggle's raw competition files")
+	ifNeeded := fs.Bool("if-needed", false, "do nothing when every split and validation fold is already prepared")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	s, err := tf.spec()
 	if err != nil {
 		return err
+	}
+	if *ifNeeded && (tasks.Layout{DataDir: tf.dataDir}).CheckPrepared(s) == nil {
+		fmt.Printf("%s is already prepared in %s\n", s.ID, tf.dataDir)
+		return nil
 	}
 	if *raw == "" {
 		return fmt.Errorf("--raw is required: the folder or zip of Kaggle's %s files", s.ID)

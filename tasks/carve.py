@@ -40,8 +40,13 @@ if missing:
     sys.exit(f"the public test has columns the train lacks ({missing[:5]}): this task cannot be carved")
 n = len(train)
 k = math.ceil(cfg["fraction"] * n)
+fold = cfg.get("fold", 1)
+if fold * k > n:
+    sys.exit(f"fold {fold} of {k} rows does not fit in the {n} train rows: lower validation.folds or validation.fraction")
+# Folds are consecutive shares of one permutation: fold 1 does not depend on the fold count.
 order = np.random.RandomState(cfg["seed"]).permutation(n)
-val_idx, train_idx = np.sort(order[:k]), np.sort(order[k:])
+held = order[(fold - 1) * k : fold * k]
+val_idx, train_idx = np.sort(held), np.sort(np.setdiff1d(order, held))
 val = train.iloc[val_idx]
 
 if cfg["format"] == "one-hot":

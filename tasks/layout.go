@@ -43,10 +43,23 @@ func (l Layout) Dirs(taskID string, split SplitName) Dirs {
 	return Dirs{Public: filepath.Join(base, "public"), Private: filepath.Join(base, "private")}
 }
 
+// FoldDirs returns the folders of validation fold f (1-based): fold 1 is the validation split,
+// fold f > 1 lives beside it as validation-<f>.
+func (l Layout) FoldDirs(taskID string, fold int) Dirs {
+	if fold <= 1 {
+		return l.Dirs(taskID, SplitValidation)
+	}
+	base := filepath.Join(l.DataDir, taskID, "prepared", fmt.Sprintf("validation-%d", fold))
+	return Dirs{Public: filepath.Join(base, "public"), Private: filepath.Join(base, "private")}
+}
+
 // CheckPrepared returns an error saying how to prepare the data when any file is missing.
 func (l Layout) CheckPrepared(s *Spec) error {
-	for _, split := range []SplitName{SplitTest, SplitValidation} {
-		d := l.Dirs(s.ID, split)
+	all := []Dirs{l.Dirs(s.ID, SplitTest)}
+	for f := 1; f <= s.Validation.FoldCount(); f++ {
+		all = append(all, l.FoldDirs(s.ID, f))
+	}
+	for _, d := range all {
 		for _, f := range []string{
 			filepath.Join(d.Public, s.Files.Train), filepath.Join(d.Public, s.Files.Test),
 			filepath.Join(d.Public, s.Files.SampleSubmission), filepath.Join(d.Private, s.Files.Answers),

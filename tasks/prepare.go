@@ -195,18 +195,29 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// CarveValidation writes the validation split (carve.py): a seeded share of the public train
-// becomes a test file with the real test's columns, answers with the real answers' columns and
-// a sample submission like the real one; the rest is the validation train. Deterministic.
+// CarveValidation writes the validation folds (carve.py): for each fold a seeded share of the
+// public train becomes a test file with the real test's columns, answers with the real answers'
+// columns and a sample submission like the real one; the rest is that fold's train. The folds
+// are disjoint shares of one permutation, so fold 1 is the same whatever the fold count.
+// Deterministic.
 func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) error {
-	src, dst := l.Dirs(s.ID, SplitTest), l.Dirs(s.ID, SplitValidation)
+	for f := 1; f <= s.Validation.FoldCount(); f++ {
+		if err := carveFold(ctx, s, l, python, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int) error {
+	src, dst := l.Dirs(s.ID, SplitTest), l.FoldDirs(s.ID, fold)
 	cfg, err := json.Marshal(map[string]any{
 		"public": src.Public, "private": src.Private, "out_public": dst.Public, "out_private": dst.Private,
 		"files": map[string]string{"train": s.Files.Train, "test": s.Files.Test,
 			"sample_submission": s.Files.SampleSubmission, "answers": s.Files.Answers},
 		"id_column": s.IDColumn, "target_columns": s.TargetColumns, "format": s.Answers.Format,
 		"answer_columns": s.Answers.Columns,
-		"fraction":       s.Validation.Fraction, "seed": s.Validation.Seed,
+		"fraction":       s.Validation.Fraction, "seed": s.Validation.Seed, "fold": fold,
 	})
 	if err != nil {
 		return err
@@ -215,7 +226,7 @@ func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) erro
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("carving the validation split of %s: %v: %s", s.ID, err, lastLines(strings.TrimSpace(stderr.String()), 5))
+		return fmt.Errorf("carving validation fold %d of %s: %v: %s", fold, s.ID, err, lastLines(strings.TrimSpace(stderr.String()), 5))
 	}
 	return nil
 }

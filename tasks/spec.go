@@ -77,11 +77,17 @@ type Split struct {
 	RandomState int     `yaml:"random_state"`
 }
 
-// Validation is the leak-free protocol's carve-out of the public train.
+// Validation is the leak-free protocol's carve-out of the public train: Folds disjoint shares of
+// Fraction each (fold 1 is the validation split; the others let a run's reward average over
+// several held-out shares, so one lucky split cannot decide the best program).
 type Validation struct {
 	Fraction float64 `yaml:"fraction"`
 	Seed     uint64  `yaml:"seed"`
+	Folds    int     `yaml:"folds"` // 0 or 1: the validation split only
 }
+
+// FoldCount is how many validation folds the task's preparation carves.
+func (v Validation) FoldCount() int { return max(v.Folds, 1) }
 
 // Thresholds are the medal thresholds computed from the Kaggle leaderboard.
 type Thresholds struct {
@@ -153,6 +159,8 @@ func (s *Spec) Validate() error {
 		return bad("validation.seed", "must be below 2^32 (numpy's RandomState)")
 	case s.Validation.Fraction <= 0 || s.Validation.Fraction >= 1:
 		return bad("validation.fraction", fmt.Sprintf("%v must be a fraction in (0, 1)", s.Validation.Fraction))
+	case s.Validation.Folds < 0 || float64(s.Validation.FoldCount())*s.Validation.Fraction > 1:
+		return bad("validation.folds", fmt.Sprintf("%d folds of %v each do not fit in the train: folds times fraction must be at most 1", s.Validation.Folds, s.Validation.Fraction))
 	case (s.Modality == "text-classification" || s.Modality == "text-pair" || s.Modality == "span-extraction" ||
 		s.Modality == "ordinal" || s.Modality == "preference") && len(s.Inputs.Text) == 0:
 		return bad("inputs.text", "is empty: name the free-text column(s) programs for a "+s.Modality+" task read")

@@ -36,6 +36,8 @@ func TestBadSpecsNameTheField(t *testing.T) {
 		{"bad direction", "direction: min", "direction: lower", "field direction"},
 		{"unknown metric", "metric: multi-class-log-loss", "metric: logloss", "field metric"},
 		{"bad fraction", "fraction: 0.1", "fraction: 1.5", "field validation.fraction"},
+		{"folds that do not fit", "folds: 3 ", "folds: 11 ", "field validation.folds"},
+		{"negative folds", "folds: 3 ", "folds: -1 ", "field validation.folds"},
 		{"zero limit", "wall_seconds: 300", "wall_seconds: 0", "field limits"},
 	}
 	for _, c := range cases {
@@ -89,6 +91,28 @@ func TestValidationSplitIsACarveOutOfTheTrain(t *testing.T) {
 	}
 	if lines(full.Public + "/test.csv")[0] != vtest[0] || lines(full.Private + "/test.csv")[0] != vans[0] {
 		t.Fatal("the validation test and answers must have the real test's schema")
+	}
+	// The other folds: disjoint held-out shares of the same size, each with the rest as train.
+	spec, _ := tasks.Builtin().Get("leaf-classification")
+	if spec.Validation.FoldCount() < 2 {
+		t.Fatal("leaf-classification's spec should carve several validation folds")
+	}
+	seen := map[string]int{}
+	for f := 1; f <= spec.Validation.FoldCount(); f++ {
+		d := l.FoldDirs("leaf-classification", f)
+		ftrain, ftest := lines(d.Public+"/train.csv"), lines(d.Public+"/test.csv")
+		if len(ftest) != len(vtest) || len(ftrain) != len(vtrain) || ftest[0] != vtest[0] {
+			t.Fatalf("fold %d: %d train and %d test rows (header %q), want %d and %d", f, len(ftrain)-1, len(ftest)-1, ftest[0], len(vtrain)-1, len(vtest)-1)
+		}
+		for _, row := range ftest[1:] {
+			if g, ok := seen[row]; ok {
+				t.Fatalf("row %.20s... is held out by folds %d and %d", row, g, f)
+			}
+			seen[row] = f
+		}
+		if strings.Join(ftrain, "\n") == strings.Join(vtrain, "\n") && f > 1 {
+			t.Fatalf("fold %d has fold 1's train", f)
+		}
 	}
 	// Deterministic: preparing again gives the same carve-out.
 	again := testenv.PreparedData(t, "leaf-classification")

@@ -30,6 +30,7 @@ type TrainInput struct {
 	Batch               int           `json:"batch"`      // B: samples per update
 	Oversample          int           `json:"oversample"` // m: m*B executions in flight
 	Protocol            string        `json:"protocol"`
+	RewardFolds         int           `json:"reward_folds,omitempty"` // leak-free: validation folds whose mean score is the reward
 	Seed                uint64        `json:"seed"`
 	EvalSamples         int           `json:"eval_samples"` // K for best-of-K
 	StalenessIterations int           `json:"staleness_iterations"`
@@ -71,6 +72,8 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("oversample must be at least 1, got %d", in.Oversample)
 	case in.Protocol != ProtocolLeakFree && in.Protocol != ProtocolPaper:
 		return fmt.Errorf("protocol must be %s or %s, got %q", ProtocolLeakFree, ProtocolPaper, in.Protocol)
+	case in.RewardFolds < 0 || (in.RewardFolds > 1 && in.Protocol != ProtocolLeakFree):
+		return fmt.Errorf("reward folds must be 0 or 1, or more with the %s protocol, got %d (%s)", ProtocolLeakFree, in.RewardFolds, in.Protocol)
 	case in.EvalSamples < 1:
 		return fmt.Errorf("eval samples must be at least 1, got %d", in.EvalSamples)
 	case in.ImproveFraction < 0 || in.ImproveFraction > 1:
@@ -274,7 +277,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	execute := func(c workflow.Context, id string, split tasks.SplitName) (activities.ExecuteResult, error) {
 		var res activities.ExecuteResult
 		err := workflow.ExecuteActivity(summarised(c, executeOpts, "run %s on the %s split", id, split), a.ExecuteProgram,
-			activities.ExecuteInput{Run: in.Run, Task: in.Task, SampleID: id, Split: split}).Get(c, &res)
+			activities.ExecuteInput{Run: in.Run, Task: in.Task, SampleID: id, Split: split, Folds: in.RewardFolds}).Get(c, &res)
 		return res, err
 	}
 
@@ -566,8 +569,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		result.Final = &fg
 	}
 	publish("reporting", 0)
-	settings := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v", in.Iterations, st.Iteration,
-		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight)
+	settings := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v reward-folds=%d", in.Iterations, st.Iteration,
+		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight, max(in.RewardFolds, 1))
 	if err := workflow.ExecuteActivity(summarised(ctx, localOpts, "write report.md"), a.Report, activities.ReportInput{
 		Run: in.Run, Task: in.Task, Protocol: in.Protocol, Settings: settings, Final: result.Final,
 		Selection: chosen, EvalCount: len(scratch) + len(improved),

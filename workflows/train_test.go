@@ -33,6 +33,7 @@ type fakeRun struct {
 	sampled  [][]string // ids per SamplePrograms call
 	updates  []activities.UpdateInput
 	executed []string
+	folds    []int // ExecuteInput.Folds per execution
 	final    string
 	states   map[string]activities.RunState // SaveState's store
 	calls    int                            // activity executions
@@ -69,6 +70,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.executed = append(f.executed, in.SampleID)
+			f.folds = append(f.folds, in.Folds)
 			s := score(in.SampleID)
 			r := activities.ExecuteResult{SampleID: in.SampleID, DurationS: duration(in.SampleID).Seconds(), Score: s, Valid: s != nil}
 			if s != nil {
@@ -120,9 +122,16 @@ func TestTrainKeepsMBInFlightAndUpdatesAfterB(t *testing.T) {
 			}
 			return nil
 		})
-	env.ExecuteWorkflow(Train, input())
+	in := input()
+	in.RewardFolds = 3
+	env.ExecuteWorkflow(Train, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
+	}
+	for i, n := range f.folds {
+		if n != 3 {
+			t.Fatalf("execution %d asked for %d reward folds, want the run's 3", i, n)
+		}
 	}
 	if len(f.updates) != 3 {
 		t.Fatalf("want one update per iteration, got %d", len(f.updates))
@@ -217,6 +226,11 @@ func TestTrainRejectsBadInput(t *testing.T) {
 	err := env.GetWorkflowError()
 	if err == nil || !strings.Contains(err.Error(), "batch must be at least 1") {
 		t.Fatalf("want a clear bad-input error, got %v", err)
+	}
+	in = input()
+	in.RewardFolds, in.Protocol = 3, ProtocolPaper
+	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "reward folds") {
+		t.Fatalf("reward folds on the test split: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@
 # random programs from the same action space, with the same number of executed programs, on
 # leaf-classification's validation split, over seeds. Results: benchmarks/RESULTS.md.
 #   bash benchmarks/learning/run.sh [OUT_DIR] [ITERATIONS] [SEEDS...]
+# RUN_ARGS adds flags to every arm, e.g. RUN_ARGS="--reward-folds 3".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-runs/learning}
@@ -11,7 +12,8 @@ shift 2 2>/dev/null || true
 seeds=${*:-1 2 3}
 go tool task build data >/dev/null
 mkdir -p "$out"
-common=(--task leaf-classification --iterations "$iterations" --batch 8 --oversample 2 --slots 2 --eval-samples 16)
+read -r -a run_args <<<"${RUN_ARGS:-}"
+common=(--task leaf-classification --iterations "$iterations" --batch 8 --oversample 2 --slots 2 --eval-samples 16 "${run_args[@]}")
 for seed in $seeds; do
   for arm in rl static random; do
     dir="$out/$arm-seed$seed"
