@@ -120,6 +120,7 @@ func getJSON(ctx context.Context, store artifacts.Store, key string, v any) erro
 
 // InitPolicy builds the reproducible warm-start policy and stores it as checkpoint 0.
 func (a *Activities) InitPolicy(ctx context.Context, in InitPolicyInput) (InitPolicyResult, error) {
+	defer keepAlive(ctx)()
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return InitPolicyResult{}, badInput("%v", err)
@@ -245,6 +246,7 @@ func rngFor(seed uint64, id string) *rand.Rand {
 // SamplePrograms has the policy write one program per id and stores plan, code and the
 // sampling-time log-probs.
 func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]SampleRef, error) {
+	defer keepAlive(ctx)()
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return nil, badInput("%v", err)
@@ -541,6 +543,7 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 // UpdatePolicy runs the duration-weighted PPO update on completed samples and stores the next
 // checkpoint and the iteration's metrics.
 func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateResult, error) {
+	defer keepAlive(ctx)()
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return UpdateResult{}, badInput("%v", err)
@@ -630,6 +633,7 @@ func writeMetrics(ctx context.Context, store artifacts.Store, m IterationMetrics
 // RefreshBuffer adds completed samples to the self-improve buffer, keeping the best half of the
 // capacity by reward and the most recent half (improve prompts draw uniformly from it).
 func (a *Activities) RefreshBuffer(ctx context.Context, in BufferInput) (BufferResult, error) {
+	defer keepAlive(ctx)()
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return BufferResult{}, badInput("%v", err)

@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"go.temporal.io/sdk/activity"
-
 	"mlerl/artifacts"
 	"mlerl/llm"
 	"mlerl/model"
@@ -173,7 +171,6 @@ func (a *Activities) sampleLLM(ctx context.Context, store artifacts.Store, spec 
 		if err := putJSON(ctx, store, sampleKey(id, "sample.json"), rec); err != nil {
 			return nil, err
 		}
-		activity.RecordHeartbeat(ctx, i+1)
 		refs = append(refs, SampleRef{ID: id, Kind: prompt.Kind, Prev: prevID, Actions: actions})
 	}
 	return refs, nil

@@ -13,6 +13,7 @@ import (
 // Report writes report.md (the comparison with the paper, the chosen program and the training
 // curve) and returns the terminal table.
 func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, error) {
+	defer keepAlive(ctx)()
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return ReportResult{}, badInput("%v", err)

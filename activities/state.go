@@ -7,6 +7,7 @@ import (
 
 // SaveState stores the run's state for the next continue-as-new segment and returns its key.
 func (a *Activities) SaveState(ctx context.Context, in SaveStateInput) (string, error) {
+	defer keepAlive(ctx)()
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return "", badInput("%v", err)
@@ -20,6 +21,7 @@ func (a *Activities) SaveState(ctx context.Context, in SaveStateInput) (string, 
 
 // LoadState reads a state saved by SaveState.
 func (a *Activities) LoadState(ctx context.Context, in LoadStateInput) (RunState, error) {
+	defer keepAlive(ctx)()
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return RunState{}, badInput("%v", err)

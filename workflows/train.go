@@ -178,7 +178,11 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	}
 	infraRetry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrBadInput}}
-	gpuOpts := workflow.ActivityOptions{TaskQueue: activities.GPUQueue, StartToCloseTimeout: 30 * time.Minute, RetryPolicy: infraRetry}
+	// Sampling, updates, the buffer, state and the report heartbeat while they work: a dead
+	// worker is noticed in 30 s, not after the 30 minutes the slowest (LLM) update may take.
+	keepAlive := 30 * time.Second
+	gpuOpts := workflow.ActivityOptions{TaskQueue: activities.GPUQueue, StartToCloseTimeout: 30 * time.Minute,
+		HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry}
 	// AST instrumenting takes well under a second: a short timeout retries a lost worker's
 	// quickly. An LLM instrumenter gets what the starter sets.
 	instrumentTimeout := in.InstrumentTimeout
@@ -193,7 +197,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
-	localOpts := workflow.ActivityOptions{TaskQueue: activities.WorkflowQueue, StartToCloseTimeout: 5 * time.Minute, RetryPolicy: infraRetry}
+	localOpts := workflow.ActivityOptions{TaskQueue: activities.WorkflowQueue, StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry}
 
 	var a *activities.Activities
 	logger := workflow.GetLogger(ctx)

@@ -38,6 +38,9 @@ type fakeRun struct {
 	states   map[string]activities.RunState // SaveState's store
 	calls    int                            // activity executions
 	maxCalls int                            // the most activity executions in one segment
+	// noticeLost is, per activity type, the longest a dead worker's attempt could hold the run:
+	// the heartbeat timeout when there is one, else the start-to-close timeout.
+	noticeLost map[string]time.Duration
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -45,10 +48,18 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env := suite.NewTestWorkflowEnvironment()
 	var a *activities.Activities
 	env.RegisterWorkflow(Train)
-	env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) {
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		f.mu.Lock()
+		defer f.mu.Unlock()
 		f.calls++
-		f.mu.Unlock()
+		lost := info.HeartbeatTimeout
+		if lost == 0 {
+			lost = info.Deadline.Sub(info.StartedTime)
+		}
+		if f.noticeLost == nil {
+			f.noticeLost = map[string]time.Duration{}
+		}
+		f.noticeLost[info.ActivityType.Name] = max(f.noticeLost[info.ActivityType.Name], lost)
 	})
 	env.OnActivity(a.InitPolicy, mock.Anything, mock.Anything).Return(activities.InitPolicyResult{
 		Checkpoint: activities.CheckpointKey(0), Task: model.Task{LowerIsBetter: true}}, nil)
@@ -170,6 +181,28 @@ func TestTrainKeepsMBInFlightAndUpdatesAfterB(t *testing.T) {
 	env.GetWorkflowResult(&res)
 	if res.Final == nil || !strings.HasSuffix(f.final, "1") {
 		t.Fatalf("the final grade must go to a valid evaluation sample, got %q", f.final)
+	}
+}
+
+// A worker that dies mid-activity (a crash, or `starter run` interrupted and resumed) must not
+// hold the run for a long start-to-close timeout: every activity either heartbeats or is short.
+func TestALostWorkerIsNoticedWithinAMinute(t *testing.T) {
+	f := &fakeRun{}
+	env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { v := 0.5; return &v })
+	in := input()
+	in.ContinueEvery = 2 // SaveState and LoadState run too
+	env.ExecuteWorkflow(Train, in)
+	if err := env.GetWorkflowError(); err != nil && !workflow.IsContinueAsNewError(err) {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"InitPolicy", "SamplePrograms", "InstrumentPrograms", "ExecuteProgram", "UpdatePolicy", "RefreshBuffer", "SaveState"} {
+		lost, ok := f.noticeLost[name]
+		if !ok {
+			t.Fatalf("%s never ran (ran: %v)", name, f.noticeLost)
+		}
+		if lost <= 0 || lost > time.Minute {
+			t.Errorf("a worker lost during %s holds the run for %v: give it a heartbeat timeout", name, lost)
+		}
 	}
 }
 
