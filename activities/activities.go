@@ -366,9 +366,14 @@ type Heartbeat struct {
 const maxSubmissionBytes = 64 << 20
 
 // ExecuteProgram runs a sample's instrumented program in the sandbox on a split, grades its
-// submission and computes the paper's reward. It heartbeats every second.
+// submission and computes the reward (the paper's unless in.Reward names another scheme). It
+// heartbeats every second.
 func (a *Activities) ExecuteProgram(ctx context.Context, in ExecuteInput) (ExecuteResult, error) {
 	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return ExecuteResult{}, badInput("%v", err)
+	}
+	rewardOf, err := reward.Scheme(in.Reward)
 	if err != nil {
 		return ExecuteResult{}, badInput("%v", err)
 	}
@@ -376,9 +381,9 @@ func (a *Activities) ExecuteProgram(ctx context.Context, in ExecuteInput) (Execu
 		if in.Split != tasks.SplitValidation {
 			return ExecuteResult{}, badInput("reward folds are validation folds: %d folds on the %s split", in.Folds, in.Split)
 		}
-		return a.executeFolds(ctx, store, in.Task, in.SampleID, in.Folds)
+		return a.executeFolds(ctx, store, in.Task, in.SampleID, in.Folds, rewardOf)
 	}
-	return a.execute(ctx, store, in.Task, in.SampleID, a.Layout.Dirs(in.Task, in.Split), "")
+	return a.execute(ctx, store, in.Task, in.SampleID, a.Layout.Dirs(in.Task, in.Split), "", rewardOf)
 }
 
 // executeFolds runs the program on validation folds 1..folds in turn and rewards the mean of
@@ -386,7 +391,7 @@ func (a *Activities) ExecuteProgram(ctx context.Context, in ExecuteInput) (Execu
 // Fold 1 is stored as a single-split run is (the improve prompts read its output); the others
 // under fold-<f>/. The first fold without a valid submission ends it: that fold's outcome is
 // the result, so a failing program costs no more than on one split.
-func (a *Activities) executeFolds(ctx context.Context, store artifacts.Store, taskID, id string, folds int) (ExecuteResult, error) {
+func (a *Activities) executeFolds(ctx context.Context, store artifacts.Store, taskID, id string, folds int, rewardOf func(reward.Outcome) float64) (ExecuteResult, error) {
 	spec, err := a.spec(taskID)
 	if err != nil {
 		return ExecuteResult{}, err
@@ -402,7 +407,7 @@ func (a *Activities) executeFolds(ctx context.Context, store artifacts.Store, ta
 		if f > 1 {
 			prefix = fmt.Sprintf("fold-%d/", f)
 		}
-		res, err := a.execute(ctx, store, taskID, id, a.Layout.FoldDirs(spec.ID, f), prefix)
+		res, err := a.execute(ctx, store, taskID, id, a.Layout.FoldDirs(spec.ID, f), prefix, rewardOf)
 		if err != nil {
 			if ctx.Err() != nil && f > 1 {
 				// Cancelled during a later fold: an update may still use the sample, so its
@@ -437,7 +442,7 @@ func (a *Activities) executeFolds(ctx context.Context, store artifacts.Store, ta
 			mean += v / float64(folds)
 		}
 		total.Score, total.FoldScores = &mean, scores
-		total.Reward = reward.Paper(reward.Outcome{Ran: true, Score: &mean, LowerIsBetter: spec.LowerIsBetter()})
+		total.Reward = rewardOf(reward.Outcome{Ran: true, Score: &mean, LowerIsBetter: spec.LowerIsBetter()})
 	}
 	if err := putJSON(ctx, store, sampleKey(id, "result.json"), total); err != nil {
 		return ExecuteResult{}, err
@@ -446,8 +451,9 @@ func (a *Activities) executeFolds(ctx context.Context, store artifacts.Store, ta
 }
 
 // execute runs a sample's program on one split's public folder and grades it on that split's
-// private answers, storing its output, submission and result under prefix.
-func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID, id string, dirs tasks.Dirs, prefix string) (ExecuteResult, error) {
+// private answers, storing its output, submission and result under prefix; rewardOf is the
+// run's reward scheme.
+func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID, id string, dirs tasks.Dirs, prefix string, rewardOf func(reward.Outcome) float64) (ExecuteResult, error) {
 	spec, err := a.spec(taskID)
 	if err != nil {
 		return ExecuteResult{}, err
@@ -486,7 +492,7 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 		res := ExecuteResult{SampleID: id, Markers: len(markers), LastMarker: reward.LastMarker(markers),
 			DurationS: run.Duration.Seconds(), TimedOut: true, Stale: true, ExitCode: run.ExitCode,
 			Reason: "ended before it finished (staleness cap or end of run)",
-			Reward: reward.Paper(reward.Outcome{Markers: markers, LowerIsBetter: spec.LowerIsBetter()})}
+			Reward: rewardOf(reward.Outcome{Markers: markers, LowerIsBetter: spec.LowerIsBetter()})}
 		bg := context.Background() // ctx is cancelled; these writes must still happen
 		store.Put(bg, sampleKey(id, prefix+"output.txt"), []byte(run.Output))
 		putJSON(bg, store, sampleKey(id, prefix+"result.json"), res)
@@ -530,7 +536,7 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 	} else if ran {
 		res.Reason = "the program wrote no submission.csv"
 	}
-	res.Reward = reward.Paper(reward.Outcome{Ran: ran, Markers: markers, Score: res.Score, LowerIsBetter: spec.LowerIsBetter()})
+	res.Reward = rewardOf(reward.Outcome{Ran: ran, Markers: markers, Score: res.Score, LowerIsBetter: spec.LowerIsBetter()})
 	if err := store.Put(ctx, sampleKey(id, prefix+"output.txt"), []byte(run.Output)); err != nil {
 		return ExecuteResult{}, err
 	}
@@ -735,7 +741,8 @@ func (a *Activities) FinalGrade(ctx context.Context, in FinalGradeInput) (FinalG
 		}
 	} else {
 		prefix = "final/"
-		res, err = a.execute(ctx, store, in.Task, in.SampleID, a.Layout.Dirs(spec.ID, tasks.SplitTest), prefix)
+		// The report uses the score; the reward scheme does not matter here.
+		res, err = a.execute(ctx, store, in.Task, in.SampleID, a.Layout.Dirs(spec.ID, tasks.SplitTest), prefix, reward.Paper)
 		if err != nil {
 			return FinalGradeResult{}, err
 		}

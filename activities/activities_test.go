@@ -233,4 +233,21 @@ out.to_csv('submission.csv', index=False)
 	if _, err := run("y", nearest, ExecuteInput{Split: tasks.SplitTest, Folds: 2}); err == nil || !contains(err.Error(), ErrBadInput) {
 		t.Fatalf("folds on the test split: %v", err)
 	}
+
+	// Certain and always wrong (the neighbour's class shifted by one): valid, with a log loss
+	// far worse than a crash. The paper's reward is the signed log loss; the bounded one is no
+	// worse than the best failure.
+	hard := strings.NewReplacer("p[i, classes.index(c)] = 0.9", "p[i, (classes.index(c) + 1) % len(classes)] = 1.0",
+		"0.1 / (len(classes) - 1)", "0.0").Replace(nearest)
+	paper, err := run("hard-paper", hard, ExecuteInput{Split: tasks.SplitValidation, Reward: "paper"})
+	if err != nil || !paper.Valid || paper.Score == nil || *paper.Score < 10 || paper.Reward != -*paper.Score {
+		t.Fatalf("hard labels under the paper's reward: %+v %v", paper, err)
+	}
+	bounded, err := run("hard-bounded", hard, ExecuteInput{Split: tasks.SplitValidation, Folds: folds, Reward: "bounded"})
+	if err != nil || !bounded.Valid || math.Abs(bounded.Reward-(-9.3)) > 1e-9 {
+		t.Fatalf("hard labels under the bounded reward on %d folds: %+v %v", folds, bounded, err)
+	}
+	if _, err := run("z", nearest, ExecuteInput{Split: tasks.SplitValidation, Reward: "clipped"}); err == nil || !contains(err.Error(), ErrBadInput) || !contains(err.Error(), "paper or bounded") {
+		t.Fatalf("an unknown reward scheme: %v", err)
+	}
 }

@@ -104,6 +104,8 @@ type ExecuteInput struct {
 	Split    tasks.SplitName `json:"split"`
 	// Folds > 1 runs the program on that many validation folds and rewards their mean score.
 	Folds int `json:"folds,omitempty"`
+	// Reward names the reward scheme (reward.Schemes); "" is the paper's.
+	Reward string `json:"reward,omitempty"`
 }
 
 // ExecuteResult is a program's outcome. Crashes and timeouts are results, not errors.

@@ -2,6 +2,8 @@
 package reward
 
 import (
+	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -72,4 +74,31 @@ func Paper(o Outcome) float64 {
 		return *o.Score
 	}
 	return -10 + 0.1*float64(len(o.Markers))
+}
+
+// Bounded is the paper's reward except that a program that ran and wrote a valid submission
+// never earns less than a failed program that reached every marker (-9.3). Under the paper's
+// reward a valid but poor submission on a lower-is-better metric (a log loss of 30 from hard
+// labels) scores far below a crash, so the policy learns to avoid valid-but-poor programs more
+// than failing ones; here a valid submission is at worst as good as the best failure.
+func Bounded(o Outcome) float64 {
+	r := Paper(o)
+	if o.Ran && o.Score != nil {
+		return math.Max(r, Paper(Outcome{Markers: Markers}))
+	}
+	return r
+}
+
+// Schemes are the rewards a run can optimise, by name (--reward).
+var Schemes = map[string]func(Outcome) float64{"paper": Paper, "bounded": Bounded}
+
+// Scheme returns the named reward; "" is the paper's.
+func Scheme(name string) (func(Outcome) float64, error) {
+	if name == "" {
+		return Paper, nil
+	}
+	if f, ok := Schemes[name]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("unknown reward %q: use paper or bounded", name)
 }

@@ -2,6 +2,7 @@ package reward
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,43 @@ func TestFoundMarkersNeedLineStarts(t *testing.T) {
 	}
 	if l := Losses(out, "testing loss:"); len(l) != 2 || l[1] != 0.125 {
 		t.Fatalf("losses %v", l)
+	}
+}
+
+func TestBoundedReward(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	all := Markers
+	cases := []struct {
+		name string
+		o    Outcome
+		want float64
+	}{
+		{"crash before any marker: as the paper", Outcome{}, -10},
+		{"ran, all markers, invalid submission: as the paper", Outcome{Ran: true, Markers: all}, -9.3},
+		{"a good valid log loss: as the paper", Outcome{Ran: true, Markers: all, Score: f(0.25), LowerIsBetter: true}, -0.25},
+		{"a terrible valid log loss: no worse than the best failure", Outcome{Ran: true, Score: f(11.5), LowerIsBetter: true}, -9.3},
+		{"a score without a clean exit does not count", Outcome{Ran: false, Markers: all[:1], Score: f(30)}, -9.9},
+		{"higher is better: as the paper", Outcome{Ran: true, Score: f(0.8)}, 0.8},
+	}
+	for _, c := range cases {
+		if got := Bounded(c.o); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestSchemeByName(t *testing.T) {
+	for name, want := range map[string]float64{"": -11.5, "paper": -11.5, "bounded": -9.3} {
+		f, err := Scheme(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := 11.5
+		if got := f(Outcome{Ran: true, Score: &v, LowerIsBetter: true}); math.Abs(got-want) > 1e-12 {
+			t.Errorf("%q: %v, want %v", name, got, want)
+		}
+	}
+	if _, err := Scheme("clipped"); err == nil || !strings.Contains(err.Error(), "paper or bounded") {
+		t.Fatalf("an unknown reward must name the choices: %v", err)
 	}
 }

@@ -29,6 +29,7 @@ type preset struct {
 		Protocol        *string  `yaml:"protocol"`
 		ImproveFraction *float64 `yaml:"improve_fraction"`
 		RewardFolds     *int     `yaml:"reward_folds"`
+		Reward          *string  `yaml:"reward"`
 	} `yaml:"run"`
 	Policy model.Config `yaml:"policy"`
 	LLM    struct {
@@ -103,6 +104,7 @@ func (p *preset) apply(f *runFlags, set map[string]bool) {
 	take("protocol", &f.protocol, p.Run.Protocol)
 	take("improve-fraction", &f.improveFraction, p.Run.ImproveFraction)
 	take("reward-folds", &f.folds, p.Run.RewardFolds)
+	take("reward", &f.reward, p.Run.Reward)
 	if !set["learning-rate"] {
 		f.learningRate = p.PPO.LearningRate
 	}

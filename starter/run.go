@@ -26,6 +26,7 @@ import (
 	"mlerl/devserver"
 	"mlerl/model"
 	"mlerl/model/ppo"
+	"mlerl/reward"
 	"mlerl/tasks"
 	"mlerl/worker"
 	"mlerl/workflows"
@@ -33,15 +34,15 @@ import (
 
 type runFlags struct {
 	taskFlags
-	sandbox                                                                                        sandboxFlags
-	instrumenter                                                                                   instrumenterFlags
-	policy                                                                                         policyFlags
-	tls                                                                                            tlsFlags
-	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery, folds  int
-	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store, preset string
-	seed                                                                                           uint64
-	improveFraction, learningRate                                                                  float64
-	noDurationWeight, detach, searchAttributes, sampleAtStart                                      bool
+	sandbox                                                                                                sandboxFlags
+	instrumenter                                                                                           instrumenterFlags
+	policy                                                                                                 policyFlags
+	tls                                                                                                    tlsFlags
+	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery, folds          int
+	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store, preset, reward string
+	seed                                                                                                   uint64
+	improveFraction, learningRate                                                                          float64
+	noDurationWeight, detach, searchAttributes, sampleAtStart                                              bool
 }
 
 func (f *runFlags) validate() error {
@@ -64,6 +65,8 @@ func (f *runFlags) validate() error {
 		return fmt.Errorf("--reward-folds must be at least 1, got %d", f.folds)
 	case f.folds > 1 && f.protocol != workflows.ProtocolLeakFree:
 		return fmt.Errorf("--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", f.folds, workflows.ProtocolLeakFree, workflows.ProtocolLeakFree)
+	case reward.Schemes[f.reward] == nil:
+		return fmt.Errorf("--reward must be paper or bounded, got %q", f.reward)
 	case f.initPolicy != activities.InitWarmStart && f.initPolicy != activities.InitUniform:
 		return fmt.Errorf("--init must be %s or %s, got %q", activities.InitWarmStart, activities.InitUniform, f.initPolicy)
 	case f.learningRate < 0:
@@ -139,6 +142,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.initPolicy, "init", activities.InitWarmStart, "initial policy: warm-start (behaviour cloning on a seeded corpus) or uniform (every action equally likely: the random-search baseline)")
 	fs.Float64Var(&f.learningRate, "learning-rate", ppo.Paper().LearningRate, "PPO's Adam learning rate (0: never update, the static-policy baseline)")
 	fs.StringVar(&f.protocol, "protocol", workflows.ProtocolLeakFree, "leak-free (rewards on a validation split) or paper (rewards on the test split)")
+	fs.StringVar(&f.reward, "reward", "paper", "reward scheme: paper (a failed program -10 + 0.1 per marker, a valid one its signed score) or bounded (the same, but a valid submission never below the best failure)")
 	fs.IntVar(&f.folds, "reward-folds", 1, "leak-free: run each program on this many of the task's validation folds and reward the mean score (a program must be right on more held-out rows to win; valid programs cost that many runs)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the warm start, the samples and the updates")
 	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<task>-<time>)")
@@ -232,7 +236,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
-			RewardFolds: f.folds, ExecTimeout: time.Duration(f.folds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
+			RewardFolds: f.folds, Reward: f.reward, ExecTimeout: time.Duration(f.folds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
 			Policy: pre.Policy, Init: f.initPolicy, PPO: cfg, Backend: f.policy.Kind, LLM: llmSampling(f.policy, pre)}}
 	if err := writeRunInfo(runDir, info); err != nil {

@@ -3,6 +3,7 @@
 package workflows
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"mlerl/activities"
 	"mlerl/model"
 	"mlerl/model/ppo"
+	"mlerl/reward"
 	"mlerl/tasks"
 )
 
@@ -31,6 +33,7 @@ type TrainInput struct {
 	Oversample          int           `json:"oversample"` // m: m*B executions in flight
 	Protocol            string        `json:"protocol"`
 	RewardFolds         int           `json:"reward_folds,omitempty"` // leak-free: validation folds whose mean score is the reward
+	Reward              string        `json:"reward,omitempty"`       // reward scheme (reward.Schemes); "" is the paper's
 	Seed                uint64        `json:"seed"`
 	EvalSamples         int           `json:"eval_samples"` // K for best-of-K
 	StalenessIterations int           `json:"staleness_iterations"`
@@ -74,6 +77,8 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("protocol must be %s or %s, got %q", ProtocolLeakFree, ProtocolPaper, in.Protocol)
 	case in.RewardFolds < 0 || (in.RewardFolds > 1 && in.Protocol != ProtocolLeakFree):
 		return fmt.Errorf("reward folds must be 0 or 1, or more with the %s protocol, got %d (%s)", ProtocolLeakFree, in.RewardFolds, in.Protocol)
+	case in.Reward != "" && reward.Schemes[in.Reward] == nil:
+		return fmt.Errorf("reward must be paper or bounded, got %q", in.Reward)
 	case in.EvalSamples < 1:
 		return fmt.Errorf("eval samples must be at least 1, got %d", in.EvalSamples)
 	case in.ImproveFraction < 0 || in.ImproveFraction > 1:
@@ -282,7 +287,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	execute := func(c workflow.Context, id string, split tasks.SplitName) (activities.ExecuteResult, error) {
 		var res activities.ExecuteResult
 		err := workflow.ExecuteActivity(summarised(c, executeOpts, "run %s on the %s split", id, split), a.ExecuteProgram,
-			activities.ExecuteInput{Run: in.Run, Task: in.Task, SampleID: id, Split: split, Folds: in.RewardFolds}).Get(c, &res)
+			activities.ExecuteInput{Run: in.Run, Task: in.Task, SampleID: id, Split: split, Folds: in.RewardFolds, Reward: in.Reward}).Get(c, &res)
 		return res, err
 	}
 
@@ -574,8 +579,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		result.Final = &fg
 	}
 	publish("reporting", 0)
-	settings := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v reward-folds=%d", in.Iterations, st.Iteration,
-		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight, max(in.RewardFolds, 1))
+	settings := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v reward=%s reward-folds=%d", in.Iterations, st.Iteration,
+		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight, cmp.Or(in.Reward, "paper"), max(in.RewardFolds, 1))
 	if err := workflow.ExecuteActivity(summarised(ctx, localOpts, "write report.md"), a.Report, activities.ReportInput{
 		Run: in.Run, Task: in.Task, Protocol: in.Protocol, Settings: settings, Final: result.Final,
 		Selection: chosen, EvalCount: len(scratch) + len(improved),

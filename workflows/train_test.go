@@ -33,7 +33,8 @@ type fakeRun struct {
 	sampled  [][]string // ids per SamplePrograms call
 	updates  []activities.UpdateInput
 	executed []string
-	folds    []int // ExecuteInput.Folds per execution
+	folds    []int    // ExecuteInput.Folds per execution
+	rewards  []string // ExecuteInput.Reward per execution
 	final    string
 	states   map[string]activities.RunState // SaveState's store
 	calls    int                            // activity executions
@@ -82,6 +83,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			defer f.mu.Unlock()
 			f.executed = append(f.executed, in.SampleID)
 			f.folds = append(f.folds, in.Folds)
+			f.rewards = append(f.rewards, in.Reward)
 			s := score(in.SampleID)
 			r := activities.ExecuteResult{SampleID: in.SampleID, DurationS: duration(in.SampleID).Seconds(), Score: s, Valid: s != nil}
 			if s != nil {
@@ -134,14 +136,14 @@ func TestTrainKeepsMBInFlightAndUpdatesAfterB(t *testing.T) {
 			return nil
 		})
 	in := input()
-	in.RewardFolds = 3
+	in.RewardFolds, in.Reward = 3, "bounded"
 	env.ExecuteWorkflow(Train, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
 	for i, n := range f.folds {
-		if n != 3 {
-			t.Fatalf("execution %d asked for %d reward folds, want the run's 3", i, n)
+		if n != 3 || f.rewards[i] != "bounded" {
+			t.Fatalf("execution %d asked for %d reward folds and reward %q, want the run's 3 and bounded", i, n, f.rewards[i])
 		}
 	}
 	if len(f.updates) != 3 {
@@ -259,6 +261,11 @@ func TestTrainRejectsBadInput(t *testing.T) {
 	err := env.GetWorkflowError()
 	if err == nil || !strings.Contains(err.Error(), "batch must be at least 1") {
 		t.Fatalf("want a clear bad-input error, got %v", err)
+	}
+	in = input()
+	in.Reward = "clipped"
+	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "reward must be paper or bounded") {
+		t.Fatalf("an unknown reward scheme: %v", err)
 	}
 	in = input()
 	in.RewardFolds, in.Protocol = 3, ProtocolPaper
