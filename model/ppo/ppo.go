@@ -121,10 +121,8 @@ func VLoss(v, oldV, ret, clip float64) (loss, dV float64) {
 	if a*a >= b*b {
 		return 0.5 * a * a, a
 	}
-	if vc != v { // clipped branch: constant in v
-		return 0.5 * b * b, 0
-	}
-	return 0.5 * b * b, b
+	// Only a clipped value (vc != v) can make the clipped error larger, and it is constant in v.
+	return 0.5 * b * b, 0
 }
 
 // KL estimates KL(pi || ref) for a sampled token from the two log-probs and returns d/dlogp.

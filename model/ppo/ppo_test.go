@@ -70,6 +70,44 @@ func TestPGLoss(t *testing.T) {
 	}
 }
 
+func TestVLoss(t *testing.T) {
+	cases := []struct {
+		name                string
+		v, old, ret, clip   float64
+		wantLoss, wantDeriv float64
+	}{
+		{"inside the clip: plain squared error", 1.2, 1.0, 2.0, 0.5, 0.32, -0.8},
+		{"moved past the clip toward the return: the clipped error is larger and constant", 2.0, 1.0, 3.0, 0.5, 1.125, 0},
+		{"moved past the clip away from the return: the unclipped error is larger", 0.0, 1.0, 2.0, 0.5, 2.0, -2.0},
+		{"at the return: no loss", 2.0, 1.8, 2.0, 0.5, 0, 0},
+	}
+	for _, c := range cases {
+		l, d := VLoss(c.v, c.old, c.ret, c.clip)
+		if !near(l, c.wantLoss) || !near(d, c.wantDeriv) {
+			t.Errorf("%s: got %v %v, want %v %v", c.name, l, d, c.wantLoss, c.wantDeriv)
+		}
+	}
+}
+
+func TestKL(t *testing.T) {
+	cases := []struct {
+		name, est           string
+		logp, ref           float64
+		wantKL, wantDerived float64
+	}{
+		{"k1: the log-ratio", "k1", -0.5, -1.0, 0.5, 1},
+		{"k1 can be negative on one sample", "k1", -1.0, -0.5, -0.5, 1},
+		{"k3: zero when equal", "k3", -0.7, -0.7, 0, 0},
+		{"k3: non-negative where k1 is negative", "k3", -1.0, -0.5, math.Exp(0.5) - 0.5 - 1, 1 - math.Exp(0.5)},
+	}
+	for _, c := range cases {
+		k, d := KL(c.logp, c.ref, c.est)
+		if !near(k, c.wantKL) || !near(d, c.wantDerived) {
+			t.Errorf("%s: got %v %v, want %v %v", c.name, k, d, c.wantKL, c.wantDerived)
+		}
+	}
+}
+
 // Every derivative the update relies on is checked against a central finite difference.
 func TestDerivativesMatchFiniteDifferences(t *testing.T) {
 	const h = 1e-6
