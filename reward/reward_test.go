@@ -6,25 +6,30 @@ import (
 	"testing"
 )
 
-func TestPaperReward(t *testing.T) {
+// Each outcome under both schemes: they differ only where a valid submission scores below the
+// best failure.
+func TestRewardSchemes(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	all := Markers
 	cases := []struct {
-		name string
-		o    Outcome
-		want float64
+		name           string
+		o              Outcome
+		paper, bounded float64
 	}{
-		{"crash before any marker", Outcome{}, -10},
-		{"crash after three markers", Outcome{Markers: all[:3]}, -9.7},
-		{"ran, all markers, invalid submission", Outcome{Ran: true, Markers: all}, -9.3},
-		{"valid, lower is better: sign flipped", Outcome{Ran: true, Markers: all, Score: f(0.25), LowerIsBetter: true}, -0.25},
-		{"valid, higher is better", Outcome{Ran: true, Markers: all, Score: f(0.8)}, 0.8},
-		{"a terrible valid log loss is worse than a crash", Outcome{Ran: true, Score: f(11.5), LowerIsBetter: true}, -11.5},
-		{"a score without a clean exit does not count", Outcome{Ran: false, Markers: all[:1], Score: f(0.1)}, -9.9},
+		{"crash before any marker", Outcome{}, -10, -10},
+		{"crash after three markers", Outcome{Markers: all[:3]}, -9.7, -9.7},
+		{"ran, all markers, invalid submission", Outcome{Ran: true, Markers: all}, -9.3, -9.3},
+		{"valid, lower is better: sign flipped", Outcome{Ran: true, Markers: all, Score: f(0.25), LowerIsBetter: true}, -0.25, -0.25},
+		{"valid, higher is better", Outcome{Ran: true, Markers: all, Score: f(0.8)}, 0.8, 0.8},
+		{"a terrible valid log loss: below a crash, or no worse than the best failure", Outcome{Ran: true, Score: f(11.5), LowerIsBetter: true}, -11.5, -9.3},
+		{"a score without a clean exit does not count", Outcome{Ran: false, Markers: all[:1], Score: f(30)}, -9.9, -9.9},
 	}
 	for _, c := range cases {
-		if got := Paper(c.o); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		if got := Paper(c.o); math.Abs(got-c.paper) > 1e-12 {
+			t.Errorf("paper, %s: %v, want %v", c.name, got, c.paper)
+		}
+		if got := Bounded(c.o); math.Abs(got-c.bounded) > 1e-12 {
+			t.Errorf("bounded, %s: %v, want %v", c.name, got, c.bounded)
 		}
 	}
 }
@@ -46,28 +51,6 @@ func TestFoundMarkersNeedLineStarts(t *testing.T) {
 	}
 	if l := Losses(out, "testing loss:"); len(l) != 2 || l[1] != 0.125 {
 		t.Fatalf("losses %v", l)
-	}
-}
-
-func TestBoundedReward(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	all := Markers
-	cases := []struct {
-		name string
-		o    Outcome
-		want float64
-	}{
-		{"crash before any marker: as the paper", Outcome{}, -10},
-		{"ran, all markers, invalid submission: as the paper", Outcome{Ran: true, Markers: all}, -9.3},
-		{"a good valid log loss: as the paper", Outcome{Ran: true, Markers: all, Score: f(0.25), LowerIsBetter: true}, -0.25},
-		{"a terrible valid log loss: no worse than the best failure", Outcome{Ran: true, Score: f(11.5), LowerIsBetter: true}, -9.3},
-		{"a score without a clean exit does not count", Outcome{Ran: false, Markers: all[:1], Score: f(30)}, -9.9},
-		{"higher is better: as the paper", Outcome{Ran: true, Score: f(0.8)}, 0.8},
-	}
-	for _, c := range cases {
-		if got := Bounded(c.o); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
 	}
 }
 
