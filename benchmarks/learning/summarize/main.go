@@ -18,6 +18,7 @@ import (
 )
 
 type runStats struct {
+	seed                              string
 	executed                          int
 	best                              float64 // lowest validation log loss seen (leaf: lower is better)
 	evalValid, evalScore, evalReward  float64
@@ -33,8 +34,14 @@ func main() {
 	dirs, _ := filepath.Glob(filepath.Join(os.Args[1], "*-seed*"))
 	arms := map[string][]runStats{}
 	for _, d := range dirs {
-		arm := strings.SplitN(filepath.Base(d), "-seed", 2)[0]
+		if _, err := os.Stat(filepath.Join(d, "report.md")); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: not finished (no report.md), left out\n", d)
+			continue
+		}
+		parts := strings.SplitN(filepath.Base(d), "-seed", 2)
+		arm := parts[0]
 		st, err := read(d)
+		st.seed = parts[1]
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			continue
@@ -67,6 +74,7 @@ func main() {
 			col(func(r runStats) float64 { return r.evalReward }), col(func(r runStats) float64 { return r.testScore }),
 			col(func(r runStats) float64 { return r.meanSecs }))
 	}
+	perSeed(names, arms)
 }
 
 func read(dir string) (runStats, error) {
@@ -147,4 +155,25 @@ func meanSE(v []float64) (float64, float64) {
 		s += (x - m) * (x - m)
 	}
 	return m, math.Sqrt(s/float64(len(v)-1)) / math.Sqrt(float64(len(v)))
+}
+
+// perSeed lists each arm's runs: the best validation log loss, then the chosen program's test
+// log loss ("none" when no evaluated program was valid).
+func perSeed(names []string, arms map[string][]runStats) {
+	fmt.Println()
+	fmt.Println("| arm | per seed: best validation log loss / chosen program's test log loss |")
+	fmt.Println("|---|---|")
+	for _, a := range names {
+		rs := arms[a]
+		sort.Slice(rs, func(i, j int) bool { return rs[i].seed < rs[j].seed })
+		var cells []string
+		for _, r := range rs {
+			test := "none"
+			if !math.IsNaN(r.testScore) {
+				test = fmt.Sprintf("%.3f", r.testScore)
+			}
+			cells = append(cells, fmt.Sprintf("seed %s: %.3f / %s", r.seed, r.best, test))
+		}
+		fmt.Printf("| %s | %s |\n", a, strings.Join(cells, "; "))
+	}
 }
