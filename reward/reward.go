@@ -100,5 +100,5 @@ func Scheme(name string) (func(Outcome) float64, error) {
 	if f, ok := Schemes[name]; ok {
 		return f, nil
 	}
-	return nil, fmt.Errorf("unknown reward %q: use paper or bounded", name)
+	return nil, fmt.Errorf("reward must be paper or bounded, got %q", name)
 }

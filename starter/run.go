@@ -65,8 +65,6 @@ func (f *runFlags) validate() error {
 		return fmt.Errorf("--reward-folds must be at least 1, got %d", f.folds)
 	case f.folds > 1 && f.protocol != workflows.ProtocolLeakFree:
 		return fmt.Errorf("--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", f.folds, workflows.ProtocolLeakFree, workflows.ProtocolLeakFree)
-	case reward.Schemes[f.reward] == nil:
-		return fmt.Errorf("--reward must be paper or bounded, got %q", f.reward)
 	case f.initPolicy != activities.InitWarmStart && f.initPolicy != activities.InitUniform:
 		return fmt.Errorf("--init must be %s or %s, got %q", activities.InitWarmStart, activities.InitUniform, f.initPolicy)
 	case f.learningRate < 0:
@@ -80,6 +78,9 @@ func (f *runFlags) validate() error {
 		if r != worker.RoleWorkflows && r != worker.RoleExec && r != worker.RoleGPU {
 			return fmt.Errorf("--worker-roles: unknown role %q (use workflows, exec, gpu)", r)
 		}
+	}
+	if _, err := reward.Scheme(f.reward); err != nil {
+		return fmt.Errorf("--%w", err)
 	}
 	return nil
 }

@@ -77,8 +77,6 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("protocol must be %s or %s, got %q", ProtocolLeakFree, ProtocolPaper, in.Protocol)
 	case in.RewardFolds < 0 || (in.RewardFolds > 1 && in.Protocol != ProtocolLeakFree):
 		return fmt.Errorf("reward folds must be 0 or 1, or more with the %s protocol, got %d (%s)", ProtocolLeakFree, in.RewardFolds, in.Protocol)
-	case in.Reward != "" && reward.Schemes[in.Reward] == nil:
-		return fmt.Errorf("reward must be paper or bounded, got %q", in.Reward)
 	case in.EvalSamples < 1:
 		return fmt.Errorf("eval samples must be at least 1, got %d", in.EvalSamples)
 	case in.ImproveFraction < 0 || in.ImproveFraction > 1:
@@ -92,7 +90,8 @@ func (in TrainInput) Validate() error {
 	case in.Backend != "" && in.Backend != activities.BackendNetwork && in.Backend != activities.BackendLLM:
 		return fmt.Errorf("policy backend must be %s or %s, got %q", activities.BackendNetwork, activities.BackendLLM, in.Backend)
 	}
-	return nil
+	_, err := reward.Scheme(in.Reward)
+	return err
 }
 
 // Split returns where rewards and selection are computed.
