@@ -38,7 +38,9 @@
 //  2. Run PPO as the paper: the reward on the completion's last token, GAE with gamma = lambda
 //     = 1, clip 0.2, KL to the initial model 0.001, entropy 0.001, learning rate 1e-5, gradient
 //     clip 1, value clip 0.5; and, unless PPO.DurationWeight is off, multiply each sample's
-//     policy-gradient term by duration_s / (mean duration_s of the batch).
+//     policy-gradient term by duration_s / (mean duration_s of the batch). When
+//     PPO.RewardShaping is "rank", replace the batch's rewards by their centred ranks first
+//     (ppo.Ranks: -0.5 for the worst to 0.5 for the best, ties sharing their mean rank).
 //  3. Save the new weights (full or a LoRA adapter) where the sampling server can load them,
 //     under a key derived from run and iteration so that a retried update is idempotent, and
 //     answer with the new model reference (the Client.Model name the next sampling uses, e.g.

@@ -47,7 +47,8 @@ type row struct {
 	refLogp          float64
 }
 
-// Update runs PPO on a batch: GAE advantages from the terminal reward, optional whitening, the
+// Update runs PPO on a batch: the rewards shaped as cfg names, GAE advantages from the terminal
+// reward, optional whitening, the
 // duration weight per sample, then epochs of shuffled minibatches with clipped surrogate, clipped
 // value loss, entropy bonus and KL to the reference, gradient-norm clipping and Adam.
 func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Stats, error) {
@@ -65,11 +66,16 @@ func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Sta
 		durations[i] = e.Duration
 	}
 	weights := ppo.DurationWeights(durations, cfg.DurationWeight)
+	batchRewards := make([]float64, len(batch))
+	for i, e := range batch {
+		batchRewards[i] = e.Reward
+	}
+	shaped := ppo.ShapeRewards(batchRewards, cfg.RewardShaping)
 	perSample := make([][]row, len(batch))
 	var allAdv []float64
 	for i, e := range batch {
 		rewards := make([]float64, len(e.Tokens))
-		rewards[len(rewards)-1] = e.Reward
+		rewards[len(rewards)-1] = shaped[i]
 		adv, ret := ppo.GAE(rewards, e.Values, cfg.Gamma, cfg.Lambda)
 		refLogp, _, _ := p.logProbs(p.Ref, e.Task, e.Prompt, e.Tokens)
 		ctx := encodeContext(p.Lib, e.Task, e.Prompt)

@@ -136,6 +136,56 @@ func TestUpdateLearnsARewardedChoice(t *testing.T) {
 	}
 }
 
+// A batch where crashes (-10, half the runs whatever the program, as when failures persist)
+// dominate the spread: under the raw rewards, whitening squeezes the gap between a good valid
+// program (-0.05) and a poor one (-0.5) to almost nothing, so the policy barely learns which
+// model is better; rank shaping keeps that gap as wide as any other step in the order.
+func TestRankShapingLearnsQualityAmongValidPrograms(t *testing.T) {
+	modelShare := func(shaping string) (before, after float64) {
+		p := testPolicy(t)
+		const slot = 7 // validation: four options
+		good, _ := p.Lib.SlotRange(slot)
+		rng := rand.New(rand.NewPCG(3, 4))
+		share := func() float64 {
+			n := 0
+			for i := 0; i < 400; i++ {
+				if p.Sample(leafTask, Prompt{Kind: KindScratch}, rng).Tokens[slot] == good {
+					n++
+				}
+			}
+			return float64(n) / 400
+		}
+		before = share()
+		cfg := ppo.Paper()
+		cfg.LearningRate = 1e-2
+		cfg.RewardShaping = shaping
+		for it := 0; it < 20; it++ {
+			var batch []Experience
+			for i := 0; i < 32; i++ {
+				s := p.Sample(leafTask, Prompt{Kind: KindScratch}, rng)
+				r := -0.5
+				switch {
+				case i%2 == 0:
+					r = -10
+				case s.Tokens[slot] == good:
+					r = -0.05
+				}
+				batch = append(batch, Experience{Task: leafTask, Prompt: Prompt{Kind: KindScratch}, Tokens: s.Tokens, LogProbs: s.LogProbs, Values: s.Values, Reward: r, Duration: 1})
+			}
+			if _, err := p.Update(batch, cfg, rng); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return before, share()
+	}
+	b0, none := modelShare(ppo.ShapingNone)
+	b1, rank := modelShare(ppo.ShapingRank)
+	t.Logf("share of the better option: raw rewards %.2f -> %.2f, rank shaping %.2f -> %.2f", b0, none, b1, rank)
+	if rank < b1+0.2 || rank < none+0.1 {
+		t.Fatalf("share of the better option: raw rewards %.2f -> %.2f, rank shaping %.2f -> %.2f: rank shaping did not learn the better valid program", b0, none, b1, rank)
+	}
+}
+
 func TestWarmStartIsReproducibleAndImitatesTheCorpus(t *testing.T) {
 	a, err := WarmStart(codeactions.TabularClassification, DefaultConfig(), leafTask, 11)
 	if err != nil {

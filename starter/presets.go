@@ -111,6 +111,9 @@ func (p *preset) apply(f *runFlags, set map[string]bool) {
 	if !set["no-duration-weight"] {
 		f.noDurationWeight = !p.PPO.DurationWeight
 	}
+	if !set["reward-shaping"] && p.PPO.RewardShaping != "" {
+		f.rewardShaping = p.PPO.RewardShaping
+	}
 }
 
 // setFlags names the flags given on the command line.

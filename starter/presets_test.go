@@ -43,6 +43,7 @@ func TestPresetFilesAreChecked(t *testing.T) {
 		{"typo", "ppo:\n  clip_ration: 0.2\n", "field clip_ration not found"},
 		{"bad clip", "ppo:\n  clip_ratio: 2\n", "clip_ratio must be in (0, 1)"},
 		{"bad estimator", "ppo:\n  kl_estimator: k2\n", "kl_estimator must be k1 or k3"},
+		{"bad shaping", "ppo:\n  reward_shaping: ranked\n", "reward_shaping must be none or rank"},
 		{"bad top-p", "policy:\n  top_p: 0\n", "top_p in (0, 1]"},
 	}
 	for _, c := range cases {

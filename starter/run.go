@@ -40,6 +40,7 @@ type runFlags struct {
 	tls                                                                                                    tlsFlags
 	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery, folds          int
 	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store, preset, reward string
+	rewardShaping                                                                                          string
 	seed                                                                                                   uint64
 	improveFraction, learningRate                                                                          float64
 	noDurationWeight, detach, searchAttributes, sampleAtStart                                              bool
@@ -81,6 +82,9 @@ func (f *runFlags) validate() error {
 	}
 	if _, err := reward.Scheme(f.reward); err != nil {
 		return fmt.Errorf("--%w", err)
+	}
+	if f.rewardShaping != ppo.ShapingNone && f.rewardShaping != ppo.ShapingRank {
+		return fmt.Errorf("--reward-shaping must be %s or %s, got %q", ppo.ShapingNone, ppo.ShapingRank, f.rewardShaping)
 	}
 	return nil
 }
@@ -152,6 +156,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.store, "store", "", "where artifacts go: empty for the run directory, or s3://bucket/prefix (endpoint and keys from MLERL_S3_ENDPOINT or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD, AWS_REGION, MLERL_S3_SECURE)")
 	fs.BoolVar(&f.searchAttributes, "search-attributes", false, "with --temporal-address: the cluster has MlerlTask (Keyword), MlerlIteration (Int) and MlerlBestScore (Double) registered; keep them updated")
 	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
+	fs.StringVar(&f.rewardShaping, "reward-shaping", ppo.ShapingNone, "what PPO does to each batch's rewards before its advantages: none, or rank (centred ranks: only the order counts, so crashes do not drown the differences between valid programs)")
 	f.sandbox.register(fs)
 	f.instrumenter.register(fs)
 	f.policy.register(fs)
@@ -222,6 +227,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	cfg := pre.PPO
 	cfg.DurationWeight = !f.noDurationWeight
 	cfg.LearningRate = f.learningRate
+	cfg.RewardShaping = f.rewardShaping
 	run := filepath.Base(runDir)
 	dataDir, _ := filepath.Abs(f.dataDir)
 	specFile := ""

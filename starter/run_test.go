@@ -133,6 +133,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"learning llm policy without a trainer", []string{"--task", "leaf-classification", "--policy", "llm", "--policy-url", "http://127.0.0.1:1/v1", "--policy-model", "m"}, "give --trainer-url"},
 		{"unknown policy", []string{"--task", "leaf-classification", "--policy", "gpt"}, "--policy must be network or llm"},
 		{"unknown reward", []string{"--task", "leaf-classification", "--reward", "clipped"}, "--reward must be paper or bounded"},
+		{"unknown reward shaping", []string{"--task", "leaf-classification", "--reward-shaping", "ranked"}, "--reward-shaping must be none or rank"},
 		{"zero reward folds", []string{"--task", "leaf-classification", "--reward-folds", "0"}, "--reward-folds must be at least 1"},
 		{"reward folds on the test split", []string{"--task", "leaf-classification", "--reward-folds", "2", "--protocol", "paper"}, "only the leak-free protocol uses"},
 		{"more reward folds than carved", []string{"--task", "leaf-classification", "--reward-folds", "4"}, "carves 3 validation folds"},

@@ -6,6 +6,7 @@ package ppo
 import (
 	"fmt"
 	"math"
+	"sort"
 )
 
 // Config holds PPO's coefficients. Paper() gives the paper's values.
@@ -24,7 +25,16 @@ type Config struct {
 	Minibatches    int     `yaml:"minibatches"`
 	DurationWeight bool    `yaml:"duration_weight"` // weight each sample's policy gradient by dt/mean(dt)
 	WhitenAdv      bool    `yaml:"whiten_advantages"`
+	// RewardShaping is what the update does to the batch's rewards before GAE, by name:
+	// "none" (or empty) uses them as they are, "rank" replaces them by centred ranks (Ranks).
+	RewardShaping string `yaml:"reward_shaping"`
 }
+
+// Reward shapings by name (Config.RewardShaping).
+const (
+	ShapingNone = "none"
+	ShapingRank = "rank"
+)
 
 // Paper returns the paper's settings where they apply to a small network; the learning rate is
 // larger than the paper's 1e-5 because our network is trained from a small warm start rather
@@ -35,6 +45,7 @@ func Paper() Config {
 		Gamma: 1.0, Lambda: 1.0, ClipRatio: 0.2, ValueClip: 0.5, ValueCoef: 0.5,
 		EntropyCoef: 0.001, KLCoef: 0.001, KLEstimator: "k3", MaxGradNorm: 1.0,
 		LearningRate: 1e-3, Epochs: 4, Minibatches: 2, DurationWeight: true, WhitenAdv: true,
+		RewardShaping: ShapingNone,
 	}
 }
 
@@ -83,6 +94,44 @@ func MeanStd(x []float64) (float64, float64) {
 		s += (v - m) * (v - m)
 	}
 	return m, math.Sqrt(s / float64(len(x)))
+}
+
+// ShapeRewards applies the named shaping to one batch's rewards.
+func ShapeRewards(rewards []float64, shaping string) []float64 {
+	if shaping == ShapingRank {
+		return Ranks(rewards)
+	}
+	return append([]float64(nil), rewards...)
+}
+
+// Ranks replaces each reward by its centred rank in the batch: evenly spaced from -0.5 (worst)
+// to 0.5 (best), ties sharing their mean rank, 0 for a batch of one. This is evolution
+// strategies' fitness shaping: only the order counts, so a crash at -10 no longer shrinks the
+// gaps between valid programs to nothing after whitening, and a log loss of 30 cannot outweigh
+// the rest of the batch.
+func Ranks(rewards []float64) []float64 {
+	n := len(rewards)
+	out := make([]float64, n)
+	if n < 2 {
+		return out
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rewards[idx[a]] < rewards[idx[b]] })
+	for lo := 0; lo < n; {
+		hi := lo
+		for hi+1 < n && rewards[idx[hi+1]] == rewards[idx[lo]] {
+			hi++
+		}
+		r := float64(lo+hi)/2/float64(n-1) - 0.5
+		for k := lo; k <= hi; k++ {
+			out[idx[k]] = r
+		}
+		lo = hi + 1
+	}
+	return out
 }
 
 // DurationWeights returns dt_k / mean(dt), so that a sample's share of the gradient no longer
@@ -195,6 +244,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max_grad_norm must be positive, got %v", c.MaxGradNorm)
 	case c.LearningRate < 0:
 		return fmt.Errorf("learning_rate must not be negative (0: never update), got %v", c.LearningRate)
+	case c.RewardShaping != "" && c.RewardShaping != ShapingNone && c.RewardShaping != ShapingRank:
+		return fmt.Errorf("reward_shaping must be %s or %s, got %q", ShapingNone, ShapingRank, c.RewardShaping)
 	case c.Epochs < 1 || c.Minibatches < 1:
 		return fmt.Errorf("epochs and minibatches must be at least 1, got %d and %d", c.Epochs, c.Minibatches)
 	}

@@ -2,6 +2,7 @@ package ppo
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -165,5 +166,68 @@ func TestWhiten(t *testing.T) {
 	m, s := MeanStd(w)
 	if !near(m, 0) || !near(s, 1) {
 		t.Fatalf("mean %v std %v", m, s)
+	}
+}
+
+func TestRanks(t *testing.T) {
+	cases := []struct {
+		name    string
+		rewards []float64
+		want    []float64
+	}{
+		{"empty", nil, []float64{}},
+		{"one sample has no order", []float64{-3}, []float64{0}},
+		{"evenly spaced from -0.5 to 0.5", []float64{-10, -0.1, -0.5}, []float64{-0.5, 0.5, 0}},
+		{"only the order counts", []float64{-30, -10, -0.02, -0.03}, []float64{-0.5, -1.0 / 6, 0.5, 1.0 / 6}},
+		{"ties share their mean rank", []float64{-10, -10, -1, -10}, []float64{-1.0 / 6, -1.0 / 6, 0.5, -1.0 / 6}},
+		{"all equal", []float64{2, 2}, []float64{0, 0}},
+	}
+	for _, c := range cases {
+		got := Ranks(c.rewards)
+		if len(got) != len(c.want) {
+			t.Fatalf("%s: %v want %v", c.name, got, c.want)
+		}
+		for i := range got {
+			if !near(got[i], c.want[i]) {
+				t.Fatalf("%s: %v want %v", c.name, got, c.want)
+			}
+		}
+	}
+}
+
+func TestShapeRewards(t *testing.T) {
+	in := []float64{-10, -0.5, -0.1}
+	cases := []struct {
+		shaping string
+		want    []float64
+	}{
+		{"", in},
+		{ShapingNone, in},
+		{ShapingRank, []float64{-0.5, 0, 0.5}},
+	}
+	for _, c := range cases {
+		got := ShapeRewards(in, c.shaping)
+		for i := range got {
+			if !near(got[i], c.want[i]) {
+				t.Fatalf("%q: %v want %v", c.shaping, got, c.want)
+			}
+		}
+	}
+	if in[0] != -10 {
+		t.Fatal("ShapeRewards changed its input")
+	}
+}
+
+func TestValidateNamesABadShaping(t *testing.T) {
+	c := Paper()
+	c.RewardShaping = "ranked"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "reward_shaping") {
+		t.Fatalf("got %v, want an error naming reward_shaping", err)
+	}
+	for _, ok := range []string{"", ShapingNone, ShapingRank} {
+		c.RewardShaping = ok
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%q: %v", ok, err)
+		}
 	}
 }
