@@ -96,41 +96,50 @@ func TestSampledLogProbsMatchScoring(t *testing.T) {
 	}
 }
 
-// A bandit over programs: the reward is +1 when the model slot picks logreg. PPO must raise the
-// probability of logreg well above its initial share.
-func TestUpdateLearnsARewardedChoice(t *testing.T) {
-	p := testPolicy(t)
-	lib := p.Lib
-	modelSlot := 5
-	first, _ := lib.SlotRange(modelSlot)
-	rng := rand.New(rand.NewPCG(7, 8))
-	share := func() float64 {
-		n := 0
-		for i := 0; i < 400; i++ {
-			if p.Sample(leafTask, Prompt{Kind: KindScratch}, rng).Tokens[modelSlot] == first {
-				n++
-			}
+// tokenShare is how often 400 scratch samples choose tok at slot.
+func tokenShare(p *Policy, slot, tok int, rng *rand.Rand) float64 {
+	n := 0
+	for i := 0; i < 400; i++ {
+		if p.Sample(leafTask, Prompt{Kind: KindScratch}, rng).Tokens[slot] == tok {
+			n++
 		}
-		return float64(n) / 400
 	}
-	before := share()
-	cfg := ppo.Paper()
-	cfg.LearningRate = 1e-2
-	for it := 0; it < 30; it++ {
+	return float64(n) / 400
+}
+
+// trainBandit runs PPO updates on batches of 32 scratch samples rewarded by reward(i, tokens),
+// i being the sample's place in its batch.
+func trainBandit(t *testing.T, p *Policy, cfg ppo.Config, updates int, rng *rand.Rand, reward func(i int, tokens []int) float64) {
+	t.Helper()
+	for it := 0; it < updates; it++ {
 		var batch []Experience
 		for i := 0; i < 32; i++ {
 			s := p.Sample(leafTask, Prompt{Kind: KindScratch}, rng)
-			r := 0.0
-			if s.Tokens[modelSlot] == first {
-				r = 1
-			}
-			batch = append(batch, Experience{Task: leafTask, Prompt: Prompt{Kind: KindScratch}, Tokens: s.Tokens, LogProbs: s.LogProbs, Values: s.Values, Reward: r, Duration: 1})
+			batch = append(batch, Experience{Task: leafTask, Prompt: Prompt{Kind: KindScratch}, Tokens: s.Tokens, LogProbs: s.LogProbs, Values: s.Values, Reward: reward(i, s.Tokens), Duration: 1})
 		}
 		if _, err := p.Update(batch, cfg, rng); err != nil {
 			t.Fatal(err)
 		}
 	}
-	after := share()
+}
+
+// A bandit over programs: the reward is +1 when the model slot picks logreg. PPO must raise the
+// probability of logreg well above its initial share.
+func TestUpdateLearnsARewardedChoice(t *testing.T) {
+	p := testPolicy(t)
+	const modelSlot = 5
+	logreg, _ := p.Lib.SlotRange(modelSlot)
+	rng := rand.New(rand.NewPCG(7, 8))
+	before := tokenShare(p, modelSlot, logreg, rng)
+	cfg := ppo.Paper()
+	cfg.LearningRate = 1e-2
+	trainBandit(t, p, cfg, 30, rng, func(_ int, tokens []int) float64 {
+		if tokens[modelSlot] == logreg {
+			return 1
+		}
+		return 0
+	})
+	after := tokenShare(p, modelSlot, logreg, rng)
 	if after < 0.5 || after < before+0.3 {
 		t.Fatalf("logreg share %.2f before, %.2f after 30 updates: PPO did not learn", before, after)
 	}
@@ -139,47 +148,30 @@ func TestUpdateLearnsARewardedChoice(t *testing.T) {
 // A batch where crashes (-10, half the runs whatever the program, as when failures persist)
 // dominate the spread: under the raw rewards, whitening squeezes the gap between a good valid
 // program (-0.05) and a poor one (-0.5) to almost nothing, so the policy barely learns which
-// model is better; rank shaping keeps that gap as wide as any other step in the order.
+// option is better; rank shaping keeps that gap as wide as any other step in the order.
 func TestRankShapingLearnsQualityAmongValidPrograms(t *testing.T) {
-	modelShare := func(shaping string) (before, after float64) {
+	const slot = 7 // validation: four options
+	train := func(shaping string) (before, after float64) {
 		p := testPolicy(t)
-		const slot = 7 // validation: four options
 		good, _ := p.Lib.SlotRange(slot)
 		rng := rand.New(rand.NewPCG(3, 4))
-		share := func() float64 {
-			n := 0
-			for i := 0; i < 400; i++ {
-				if p.Sample(leafTask, Prompt{Kind: KindScratch}, rng).Tokens[slot] == good {
-					n++
-				}
-			}
-			return float64(n) / 400
-		}
-		before = share()
+		before = tokenShare(p, slot, good, rng)
 		cfg := ppo.Paper()
 		cfg.LearningRate = 1e-2
 		cfg.RewardShaping = shaping
-		for it := 0; it < 20; it++ {
-			var batch []Experience
-			for i := 0; i < 32; i++ {
-				s := p.Sample(leafTask, Prompt{Kind: KindScratch}, rng)
-				r := -0.5
-				switch {
-				case i%2 == 0:
-					r = -10
-				case s.Tokens[slot] == good:
-					r = -0.05
-				}
-				batch = append(batch, Experience{Task: leafTask, Prompt: Prompt{Kind: KindScratch}, Tokens: s.Tokens, LogProbs: s.LogProbs, Values: s.Values, Reward: r, Duration: 1})
+		trainBandit(t, p, cfg, 20, rng, func(i int, tokens []int) float64 {
+			switch {
+			case i%2 == 0:
+				return -10
+			case tokens[slot] == good:
+				return -0.05
 			}
-			if _, err := p.Update(batch, cfg, rng); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return before, share()
+			return -0.5
+		})
+		return before, tokenShare(p, slot, good, rng)
 	}
-	b0, none := modelShare(ppo.ShapingNone)
-	b1, rank := modelShare(ppo.ShapingRank)
+	b0, none := train(ppo.ShapingNone)
+	b1, rank := train(ppo.ShapingRank)
 	t.Logf("share of the better option: raw rewards %.2f -> %.2f, rank shaping %.2f -> %.2f", b0, none, b1, rank)
 	if rank < b1+0.2 || rank < none+0.1 {
 		t.Fatalf("share of the better option: raw rewards %.2f -> %.2f, rank shaping %.2f -> %.2f: rank shaping did not learn the better valid program", b0, none, b1, rank)
