@@ -48,9 +48,9 @@ type row struct {
 }
 
 // Update runs PPO on a batch: the rewards shaped as cfg names, GAE advantages from the terminal
-// reward, optional whitening, the
-// duration weight per sample, then epochs of shuffled minibatches with clipped surrogate, clipped
-// value loss, entropy bonus and KL to the reference, gradient-norm clipping and Adam.
+// reward, optional whitening, the duration weight per sample, then epochs of shuffled
+// minibatches with clipped surrogate, clipped value loss, entropy bonus and KL to the
+// reference, gradient-norm clipping and Adam.
 func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Stats, error) {
 	if len(batch) == 0 {
 		return Stats{}, fmt.Errorf("PPO update needs at least one sample")

@@ -83,8 +83,8 @@ func (f *runFlags) validate() error {
 	if _, err := reward.Scheme(f.reward); err != nil {
 		return fmt.Errorf("--%w", err)
 	}
-	if f.rewardShaping != ppo.ShapingNone && f.rewardShaping != ppo.ShapingRank {
-		return fmt.Errorf("--reward-shaping must be %s or %s, got %q", ppo.ShapingNone, ppo.ShapingRank, f.rewardShaping)
+	if !slices.Contains(ppo.Shapings, f.rewardShaping) {
+		return fmt.Errorf("--reward-shaping must be %s, got %q", strings.Join(ppo.Shapings, " or "), f.rewardShaping)
 	}
 	return nil
 }

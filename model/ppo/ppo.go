@@ -6,7 +6,9 @@ package ppo
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Config holds PPO's coefficients. Paper() gives the paper's values.
@@ -35,6 +37,9 @@ const (
 	ShapingNone = "none"
 	ShapingRank = "rank"
 )
+
+// Shapings lists the names Config.RewardShaping takes.
+var Shapings = []string{ShapingNone, ShapingRank}
 
 // Paper returns the paper's settings where they apply to a small network; the learning rate is
 // larger than the paper's 1e-5 because our network is trained from a small warm start rather
@@ -244,8 +249,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max_grad_norm must be positive, got %v", c.MaxGradNorm)
 	case c.LearningRate < 0:
 		return fmt.Errorf("learning_rate must not be negative (0: never update), got %v", c.LearningRate)
-	case c.RewardShaping != "" && c.RewardShaping != ShapingNone && c.RewardShaping != ShapingRank:
-		return fmt.Errorf("reward_shaping must be %s or %s, got %q", ShapingNone, ShapingRank, c.RewardShaping)
+	case c.RewardShaping != "" && !slices.Contains(Shapings, c.RewardShaping):
+		return fmt.Errorf("reward_shaping must be %s, got %q", strings.Join(Shapings, " or "), c.RewardShaping)
 	case c.Epochs < 1 || c.Minibatches < 1:
 		return fmt.Errorf("epochs and minibatches must be at least 1, got %d and %d", c.Epochs, c.Minibatches)
 	}
