@@ -40,7 +40,10 @@
 //     clip 1, value clip 0.5; and, unless PPO.DurationWeight is off, multiply each sample's
 //     policy-gradient term by duration_s / (mean duration_s of the batch). When
 //     PPO.RewardShaping is "rank", replace the batch's rewards by their centred ranks first
-//     (ppo.Ranks: -0.5 for the worst to 0.5 for the best, ties sharing their mean rank).
+//     (ppo.Ranks: -0.5 for the worst to 0.5 for the best, ties sharing their mean rank). When
+//     PPO.Advantage is "risk-seeking", use no critic: every token of a sample takes the
+//     advantage ppo.RiskSeeking gives it (its reward minus the batch's 1 - PPO.RiskEpsilon
+//     quantile if above it, else 0), not whitened.
 //  3. Save the new weights (full or a LoRA adapter) where the sampling server can load them,
 //     under a key derived from run and iteration so that a retried update is idempotent, and
 //     answer with the new model reference (the Client.Model name the next sampling uses, e.g.

@@ -47,10 +47,10 @@ type row struct {
 	refLogp          float64
 }
 
-// Update runs PPO on a batch: the rewards shaped as cfg names, GAE advantages from the terminal
-// reward, optional whitening, the duration weight per sample, then epochs of shuffled
-// minibatches with clipped surrogate, clipped value loss, entropy bonus and KL to the
-// reference, gradient-norm clipping and Adam.
+// Update runs PPO on a batch: the rewards shaped as cfg names, advantages from the terminal
+// reward (GAE with optional whitening, or risk-seeking), the duration weight per sample, then
+// epochs of shuffled minibatches with clipped surrogate, clipped value loss, entropy bonus and
+// KL to the reference, gradient-norm clipping and Adam.
 func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Stats, error) {
 	if len(batch) == 0 {
 		return Stats{}, fmt.Errorf("PPO update needs at least one sample")
@@ -71,12 +71,24 @@ func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Sta
 		batchRewards[i] = e.Reward
 	}
 	shaped := ppo.ShapeRewards(batchRewards, cfg.RewardShaping)
+	riskSeeking := cfg.Advantage == ppo.AdvantageRiskSeeking
+	var elite []float64
+	if riskSeeking {
+		elite = ppo.RiskSeeking(shaped, cfg.RiskEpsilon)
+	}
 	perSample := make([][]row, len(batch))
 	var allAdv []float64
 	for i, e := range batch {
 		rewards := make([]float64, len(e.Tokens))
 		rewards[len(rewards)-1] = shaped[i]
 		adv, ret := ppo.GAE(rewards, e.Values, cfg.Gamma, cfg.Lambda)
+		if riskSeeking {
+			// Every token shares its sample's advantage (no critic baseline: the quantile is the
+			// baseline); the value head still learns the returns, for the diagnostics.
+			for t := range adv {
+				adv[t] = elite[i]
+			}
+		}
 		refLogp, _, _ := p.logProbs(p.Ref, e.Task, e.Prompt, e.Tokens)
 		ctx := encodeContext(p.Lib, e.Task, e.Prompt)
 		for t := range e.Tokens {
@@ -87,7 +99,8 @@ func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Sta
 			allAdv = append(allAdv, adv[t])
 		}
 	}
-	if cfg.WhitenAdv && len(allAdv) > 1 {
+	// Risk-seeking advantages are not whitened: the samples below the quantile must keep 0.
+	if cfg.WhitenAdv && !riskSeeking && len(allAdv) > 1 {
 		w := ppo.Whiten(allAdv)
 		k := 0
 		for i := range perSample {

@@ -178,6 +178,40 @@ func TestRankShapingLearnsQualityAmongValidPrograms(t *testing.T) {
 	}
 }
 
+// Two ways to write the program: one option is reliably mediocre (-0.5 every time), the other
+// usually crashes (-10) but is the best program when it runs (-0.01, one run in four). The
+// expected reward prefers the first, the best program found prefers the second: GAE, which
+// maximises the mean, must move away from the risky option, risk-seeking toward it.
+func TestRiskSeekingLearnsTheBestCaseWhereGAELearnsTheMean(t *testing.T) {
+	const slot = 7 // validation: four options; the first is the risky one
+	train := func(advantage string) (before, after float64) {
+		p := testPolicy(t)
+		risky, _ := p.Lib.SlotRange(slot)
+		rng := rand.New(rand.NewPCG(5, 6))
+		before = tokenShare(p, slot, risky, rng)
+		cfg := ppo.Paper()
+		cfg.LearningRate = 1e-2
+		cfg.RewardShaping = ppo.ShapingRank
+		cfg.Advantage = advantage
+		trainBandit(t, p, cfg, 20, rng, func(_ int, tokens []int) float64 {
+			switch {
+			case tokens[slot] != risky:
+				return -0.5
+			case rng.IntN(4) == 0:
+				return -0.01
+			}
+			return -10
+		})
+		return before, tokenShare(p, slot, risky, rng)
+	}
+	g0, gae := train(ppo.AdvantageGAE)
+	r0, risk := train(ppo.AdvantageRiskSeeking)
+	t.Logf("share of the risky option: gae %.2f -> %.2f, risk-seeking %.2f -> %.2f", g0, gae, r0, risk)
+	if gae > g0-0.05 || risk < r0+0.2 {
+		t.Fatalf("share of the risky option: gae %.2f -> %.2f, risk-seeking %.2f -> %.2f: want gae down and risk-seeking up", g0, gae, r0, risk)
+	}
+}
+
 func TestWarmStartIsReproducibleAndImitatesTheCorpus(t *testing.T) {
 	a, err := WarmStart(codeactions.TabularClassification, DefaultConfig(), leafTask, 11)
 	if err != nil {

@@ -114,6 +114,12 @@ func (p *preset) apply(f *runFlags, set map[string]bool) {
 	if !set["reward-shaping"] && p.PPO.RewardShaping != "" {
 		f.rewardShaping = p.PPO.RewardShaping
 	}
+	if !set["advantage"] && p.PPO.Advantage != "" {
+		f.advantage = p.PPO.Advantage
+	}
+	if !set["risk-epsilon"] {
+		f.riskEpsilon = p.PPO.RiskEpsilon
+	}
 }
 
 // setFlags names the flags given on the command line.

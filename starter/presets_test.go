@@ -44,6 +44,8 @@ func TestPresetFilesAreChecked(t *testing.T) {
 		{"bad clip", "ppo:\n  clip_ratio: 2\n", "clip_ratio must be in (0, 1)"},
 		{"bad estimator", "ppo:\n  kl_estimator: k2\n", "kl_estimator must be k1 or k3"},
 		{"bad shaping", "ppo:\n  reward_shaping: ranked\n", "reward_shaping must be none or rank"},
+		{"bad advantage", "ppo:\n  advantage: ppo\n", "advantage must be gae or risk-seeking"},
+		{"bad risk share", "ppo:\n  advantage: risk-seeking\n  risk_epsilon: 0\n", "risk_epsilon must be in (0, 1]"},
 		{"bad top-p", "policy:\n  top_p: 0\n", "top_p in (0, 1]"},
 	}
 	for _, c := range cases {

@@ -40,9 +40,9 @@ type runFlags struct {
 	tls                                                                                                    tlsFlags
 	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery, folds          int
 	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store, preset, reward string
-	rewardShaping                                                                                          string
+	rewardShaping, advantage                                                                               string
 	seed                                                                                                   uint64
-	improveFraction, learningRate                                                                          float64
+	improveFraction, learningRate, riskEpsilon                                                             float64
 	noDurationWeight, detach, searchAttributes, sampleAtStart                                              bool
 }
 
@@ -85,6 +85,12 @@ func (f *runFlags) validate() error {
 	}
 	if !slices.Contains(ppo.Shapings, f.rewardShaping) {
 		return fmt.Errorf("--reward-shaping must be %s, got %q", strings.Join(ppo.Shapings, " or "), f.rewardShaping)
+	}
+	if !slices.Contains(ppo.Advantages, f.advantage) {
+		return fmt.Errorf("--advantage must be %s, got %q", strings.Join(ppo.Advantages, " or "), f.advantage)
+	}
+	if f.advantage == ppo.AdvantageRiskSeeking && (f.riskEpsilon <= 0 || f.riskEpsilon > 1) {
+		return fmt.Errorf("--risk-epsilon must be in (0, 1] (the top share of each batch that risk-seeking learns from), got %v", f.riskEpsilon)
 	}
 	return nil
 }
@@ -157,6 +163,8 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.BoolVar(&f.searchAttributes, "search-attributes", false, "with --temporal-address: the cluster has MlerlTask (Keyword), MlerlIteration (Int) and MlerlBestScore (Double) registered; keep them updated")
 	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
 	fs.StringVar(&f.rewardShaping, "reward-shaping", ppo.ShapingNone, "what PPO does to each batch's rewards before its advantages: none, or rank (centred ranks: only the order counts, so crashes do not drown the differences between valid programs)")
+	fs.StringVar(&f.advantage, "advantage", ppo.AdvantageGAE, "PPO's advantage estimator: gae (against the value head: maximises the mean reward), or risk-seeking (learn only from each batch's top --risk-epsilon, against its quantile: maximises the best program; best with --reward-shaping rank)")
+	fs.Float64Var(&f.riskEpsilon, "risk-epsilon", ppo.Paper().RiskEpsilon, "with --advantage risk-seeking: the top share of each batch that is learnt from")
 	f.sandbox.register(fs)
 	f.instrumenter.register(fs)
 	f.policy.register(fs)
@@ -228,6 +236,8 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	cfg.DurationWeight = !f.noDurationWeight
 	cfg.LearningRate = f.learningRate
 	cfg.RewardShaping = f.rewardShaping
+	cfg.Advantage = f.advantage
+	cfg.RiskEpsilon = f.riskEpsilon
 	run := filepath.Base(runDir)
 	dataDir, _ := filepath.Abs(f.dataDir)
 	specFile := ""

@@ -5,7 +5,7 @@
 #   bash benchmarks/learning/run.sh [OUT_DIR] [ITERATIONS] [SEEDS...]
 # RUN_ARGS adds flags to every arm, e.g. RUN_ARGS="--reward-folds 3"; ARMS picks the arms
 # (default "rl static random"; rl_bounded is rl with --reward bounded, rl_rank is rl with
-# --reward-shaping rank).
+# --reward-shaping rank, rl_risk is rl_rank with --advantage risk-seeking).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-runs/learning}
@@ -25,9 +25,10 @@ for seed in $seeds; do
       rl) extra=() ;;
       rl_bounded) extra=(--reward bounded) ;;
       rl_rank) extra=(--reward-shaping rank) ;;
+      rl_risk) extra=(--reward-shaping rank --advantage risk-seeking) ;;
       static) extra=(--learning-rate 0) ;;
       random) extra=(--init uniform --learning-rate 0) ;;
-      *) echo "unknown arm $arm: use rl, rl_bounded, rl_rank, static or random" >&2; exit 2 ;;
+      *) echo "unknown arm $arm: use rl, rl_bounded, rl_rank, rl_risk, static or random" >&2; exit 2 ;;
     esac
     echo "== $arm seed $seed"
     bin/starter run "${common[@]}" --seed "$seed" --out "$dir" "${extra[@]}" | grep -E "iteration [0-9]+/|^graded|^no evaluated"

@@ -231,3 +231,75 @@ func TestValidateNamesABadShaping(t *testing.T) {
 		}
 	}
 }
+
+func TestQuantile(t *testing.T) {
+	cases := []struct {
+		name string
+		x    []float64
+		q    float64
+		want float64
+	}{
+		{"one value", []float64{3}, 0.75, 3},
+		{"minimum", []float64{4, 1, 3}, 0, 1},
+		{"maximum", []float64{4, 1, 3}, 1, 4},
+		{"median of an odd count", []float64{4, 1, 3}, 0.5, 3},
+		{"interpolated like numpy", []float64{1, 2, 3, 4}, 0.75, 3.25},
+		{"out of range is clamped", []float64{1, 2}, 1.5, 2},
+	}
+	for _, c := range cases {
+		if got := Quantile(c.x, c.q); !near(got, c.want) {
+			t.Fatalf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestRiskSeeking(t *testing.T) {
+	cases := []struct {
+		name    string
+		rewards []float64
+		eps     float64
+		want    []float64
+	}{
+		// The 0.75 quantile of 8 values is a quarter of the way from the 6th to the 7th smallest
+		// (-0.9 to -0.5: -0.8), so the two best samples are learnt from.
+		{"top quarter of eight", []float64{-10, -10, -9.5, -0.9, -10, -0.5, -0.1, -9.6}, 0.25, []float64{0, 0, 0, 0, 0, 0.3, 0.7, 0}},
+		{"ties at the top share the quantile: nothing to learn", []float64{-1, -0.5, -0.5, -0.5}, 0.25, []float64{0, 0, 0, 0}},
+		{"epsilon 1 learns from all above the minimum", []float64{-3, -1, -2}, 1, []float64{0, 2, 1}},
+		{"empty batch", nil, 0.25, nil},
+	}
+	for _, c := range cases {
+		got := RiskSeeking(c.rewards, c.eps)
+		if len(got) != len(c.want) {
+			t.Fatalf("%s: %v, want %v", c.name, got, c.want)
+		}
+		for i := range got {
+			if !near(got[i], c.want[i]) {
+				t.Fatalf("%s: %v, want %v", c.name, got, c.want)
+			}
+		}
+	}
+}
+
+func TestValidateNamesABadAdvantage(t *testing.T) {
+	cases := []struct {
+		advantage string
+		eps       float64
+		wantErr   string
+	}{
+		{"", 0.25, ""},
+		{AdvantageGAE, 0, ""}, // epsilon matters only to risk-seeking
+		{AdvantageRiskSeeking, 0.25, ""},
+		{AdvantageRiskSeeking, 1, ""},
+		{"risky", 0.25, "advantage must be gae or risk-seeking"},
+		{AdvantageRiskSeeking, 0, "risk_epsilon"},
+		{AdvantageRiskSeeking, 1.5, "risk_epsilon"},
+	}
+	for _, c := range cases {
+		cfg := Paper()
+		cfg.Advantage, cfg.RiskEpsilon = c.advantage, c.eps
+		err := cfg.Validate()
+		if (c.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.wantErr)) {
+			t.Fatalf("%q, epsilon %v: got %v, want an error containing %q", c.advantage, c.eps, err, c.wantErr)
+		}
+	}
+}
