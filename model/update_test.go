@@ -150,66 +150,64 @@ func TestUpdateLearnsARewardedChoice(t *testing.T) {
 // program (-0.05) and a poor one (-0.5) to almost nothing, so the policy barely learns which
 // option is better; rank shaping keeps that gap as wide as any other step in the order.
 func TestRankShapingLearnsQualityAmongValidPrograms(t *testing.T) {
-	const slot = 7 // validation: four options
-	train := func(shaping string) (before, after float64) {
-		p := testPolicy(t)
-		good, _ := p.Lib.SlotRange(slot)
-		rng := rand.New(rand.NewPCG(3, 4))
-		before = tokenShare(p, slot, good, rng)
-		cfg := ppo.Paper()
-		cfg.LearningRate = 1e-2
-		cfg.RewardShaping = shaping
-		trainBandit(t, p, cfg, 20, rng, func(i int, tokens []int) float64 {
-			switch {
-			case i%2 == 0:
-				return -10
-			case tokens[slot] == good:
-				return -0.05
-			}
-			return -0.5
-		})
-		return before, tokenShare(p, slot, good, rng)
+	reward := func(i int, good bool, _ *rand.Rand) float64 {
+		switch {
+		case i%2 == 0:
+			return -10
+		case good:
+			return -0.05
+		}
+		return -0.5
 	}
-	b0, none := train(ppo.ShapingNone)
-	b1, rank := train(ppo.ShapingRank)
+	cfg := ppo.Paper()
+	cfg.LearningRate = 1e-2
+	b0, none := firstOptionShare(t, cfg, 3, reward)
+	cfg.RewardShaping = ppo.ShapingRank
+	b1, rank := firstOptionShare(t, cfg, 3, reward)
 	t.Logf("share of the better option: raw rewards %.2f -> %.2f, rank shaping %.2f -> %.2f", b0, none, b1, rank)
 	if rank < b1+0.2 || rank < none+0.1 {
 		t.Fatalf("share of the better option: raw rewards %.2f -> %.2f, rank shaping %.2f -> %.2f: rank shaping did not learn the better valid program", b0, none, b1, rank)
 	}
 }
 
-// Two ways to write the program: one option is reliably mediocre (-0.5 every time), the other
-// usually crashes (-10) but is the best program when it runs (-0.01, one run in four). The
-// expected reward prefers the first, the best program found prefers the second: GAE, which
-// maximises the mean, must move away from the risky option, risk-seeking toward it.
+// Two ways to write the program: the first option usually crashes (-10) but is the best program
+// when it runs (-0.01, one run in four), the others are reliably mediocre (-0.5). The expected
+// reward prefers the mediocre ones, the best program found the risky one: GAE, which maximises
+// the mean, must move away from the risky option, risk-seeking toward it.
 func TestRiskSeekingLearnsTheBestCaseWhereGAELearnsTheMean(t *testing.T) {
-	const slot = 7 // validation: four options; the first is the risky one
-	train := func(advantage string) (before, after float64) {
-		p := testPolicy(t)
-		risky, _ := p.Lib.SlotRange(slot)
-		rng := rand.New(rand.NewPCG(5, 6))
-		before = tokenShare(p, slot, risky, rng)
-		cfg := ppo.Paper()
-		cfg.LearningRate = 1e-2
-		cfg.RewardShaping = ppo.ShapingRank
-		cfg.Advantage = advantage
-		trainBandit(t, p, cfg, 20, rng, func(_ int, tokens []int) float64 {
-			switch {
-			case tokens[slot] != risky:
-				return -0.5
-			case rng.IntN(4) == 0:
-				return -0.01
-			}
-			return -10
-		})
-		return before, tokenShare(p, slot, risky, rng)
+	reward := func(_ int, risky bool, rng *rand.Rand) float64 {
+		switch {
+		case !risky:
+			return -0.5
+		case rng.IntN(4) == 0:
+			return -0.01
+		}
+		return -10
 	}
-	g0, gae := train(ppo.AdvantageGAE)
-	r0, risk := train(ppo.AdvantageRiskSeeking)
+	cfg := ppo.Paper()
+	cfg.LearningRate = 1e-2
+	cfg.RewardShaping = ppo.ShapingRank
+	g0, gae := firstOptionShare(t, cfg, 5, reward)
+	cfg.Advantage = ppo.AdvantageRiskSeeking
+	r0, risk := firstOptionShare(t, cfg, 5, reward)
 	t.Logf("share of the risky option: gae %.2f -> %.2f, risk-seeking %.2f -> %.2f", g0, gae, r0, risk)
 	if gae > g0-0.05 || risk < r0+0.2 {
 		t.Fatalf("share of the risky option: gae %.2f -> %.2f, risk-seeking %.2f -> %.2f: want gae down and risk-seeking up", g0, gae, r0, risk)
 	}
+}
+
+// firstOptionShare trains a fresh test policy with 20 updates under cfg, rewarding each sample
+// by whether it picks the first option of the validation slot (four options), and returns that
+// option's share before and after.
+func firstOptionShare(t *testing.T, cfg ppo.Config, seed uint64, reward func(i int, first bool, rng *rand.Rand) float64) (before, after float64) {
+	t.Helper()
+	const slot = 7
+	p := testPolicy(t)
+	first, _ := p.Lib.SlotRange(slot)
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	before = tokenShare(p, slot, first, rng)
+	trainBandit(t, p, cfg, 20, rng, func(i int, tokens []int) float64 { return reward(i, tokens[slot] == first, rng) })
+	return before, tokenShare(p, slot, first, rng)
 }
 
 func TestWarmStartIsReproducibleAndImitatesTheCorpus(t *testing.T) {

@@ -8,6 +8,19 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
+// nearAll is near for every element of two slices of the same length.
+func nearAll(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !near(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func TestGAE(t *testing.T) {
 	cases := []struct {
 		name          string
@@ -183,14 +196,8 @@ func TestRanks(t *testing.T) {
 		{"all equal", []float64{2, 2}, []float64{0, 0}},
 	}
 	for _, c := range cases {
-		got := Ranks(c.rewards)
-		if len(got) != len(c.want) {
+		if got := Ranks(c.rewards); !nearAll(got, c.want) {
 			t.Fatalf("%s: %v want %v", c.name, got, c.want)
-		}
-		for i := range got {
-			if !near(got[i], c.want[i]) {
-				t.Fatalf("%s: %v want %v", c.name, got, c.want)
-			}
 		}
 	}
 }
@@ -206,11 +213,8 @@ func TestShapeRewards(t *testing.T) {
 		{ShapingRank, []float64{-0.5, 0, 0.5}},
 	}
 	for _, c := range cases {
-		got := ShapeRewards(in, c.shaping)
-		for i := range got {
-			if !near(got[i], c.want[i]) {
-				t.Fatalf("%q: %v want %v", c.shaping, got, c.want)
-			}
+		if got := ShapeRewards(in, c.shaping); !nearAll(got, c.want) {
+			t.Fatalf("%q: %v want %v", c.shaping, got, c.want)
 		}
 	}
 	if in[0] != -10 {
@@ -265,17 +269,11 @@ func TestRiskSeeking(t *testing.T) {
 		{"top quarter of eight", []float64{-10, -10, -9.5, -0.9, -10, -0.5, -0.1, -9.6}, 0.25, []float64{0, 0, 0, 0, 0, 0.3, 0.7, 0}},
 		{"ties at the top share the quantile: nothing to learn", []float64{-1, -0.5, -0.5, -0.5}, 0.25, []float64{0, 0, 0, 0}},
 		{"epsilon 1 learns from all above the minimum", []float64{-3, -1, -2}, 1, []float64{0, 2, 1}},
-		{"empty batch", nil, 0.25, nil},
+		{"empty batch", nil, 0.25, []float64{}},
 	}
 	for _, c := range cases {
-		got := RiskSeeking(c.rewards, c.eps)
-		if len(got) != len(c.want) {
+		if got := RiskSeeking(c.rewards, c.eps); !nearAll(got, c.want) {
 			t.Fatalf("%s: %v, want %v", c.name, got, c.want)
-		}
-		for i := range got {
-			if !near(got[i], c.want[i]) {
-				t.Fatalf("%s: %v, want %v", c.name, got, c.want)
-			}
 		}
 	}
 }
