@@ -75,6 +75,7 @@ func main() {
 			col(func(r runStats) float64 { return r.meanSecs }))
 	}
 	perSeed(names, arms)
+	pairedWithStatic(names, arms)
 }
 
 func read(dir string) (runStats, error) {
@@ -176,4 +177,51 @@ func perSeed(names []string, arms map[string][]runStats) {
 		}
 		fmt.Printf("| %s | %s |\n", a, strings.Join(cells, "; "))
 	}
+}
+
+// pairedWithStatic compares each arm with the static arm seed by seed: both start from the same
+// warm start, so a seed's pair differs only by what the arm does with it. It prints in how many
+// seeds the arm's best validation log loss is lower, and the median of each.
+func pairedWithStatic(names []string, arms map[string][]runStats) {
+	static := map[string]float64{}
+	for _, r := range arms["static"] {
+		static[r.seed] = r.best
+	}
+	if len(static) == 0 {
+		return
+	}
+	fmt.Println()
+	fmt.Println("| arm | best validation log loss below static's, same seed | median best: arm / static |")
+	fmt.Println("|---|---|---|")
+	for _, a := range names {
+		if a == "static" {
+			continue
+		}
+		var wins, n int
+		var mine, theirs []float64
+		for _, r := range arms[a] {
+			s, ok := static[r.seed]
+			if !ok || math.IsNaN(r.best) || math.IsNaN(s) {
+				continue
+			}
+			n++
+			if r.best < s {
+				wins++
+			}
+			mine, theirs = append(mine, r.best), append(theirs, s)
+		}
+		fmt.Printf("| %s | %d of %d | %.3f / %.3f |\n", a, wins, n, median(mine), median(theirs))
+	}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
