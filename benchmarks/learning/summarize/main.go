@@ -1,8 +1,10 @@
 // Command summarize compares the arms of benchmarks/learning/run.sh: for each run directory
 // <arm>-seed<k> it reads every sample's result and reports, per arm, the mean and standard
 // error over seeds of the best validation score among all executed programs, and of the final
-// policy's evaluation samples (valid rate, mean score of the valid ones, mean reward), the
-// training samples' mean reward and valid rate, and the chosen program's test score.
+// policy's evaluation samples (their best, the paper's measure; valid rate, mean score of the
+// valid ones, mean reward), the training samples' mean reward and valid rate, and the chosen
+// program's test score; then per seed, against the static arm seed by seed, and the best
+// training score as the run goes.
 package main
 
 import (
@@ -21,9 +23,25 @@ type runStats struct {
 	seed                              string
 	executed                          int
 	best                              float64 // lowest validation log loss seen (leaf: lower is better)
+	evalBest                          float64 // lowest among the final policy's evaluation samples (the paper's "best of K samples")
 	evalValid, evalScore, evalReward  float64
 	trainValid, trainReward, meanSecs float64
 	testScore                         float64 // the chosen program's score on the private test answers
+	// trainBest[k] is the lowest validation log loss among training programs sampled in
+	// iteration k (NaN when none was valid); bestBy folds it into a curve.
+	trainBest map[int]float64
+}
+
+// bestBy is the lowest validation log loss among the training programs sampled up to and
+// including iteration it (NaN when none was valid yet).
+func (r runStats) bestBy(it int) float64 {
+	best := math.NaN()
+	for k, v := range r.trainBest {
+		if k <= it && (math.IsNaN(best) || v < best) {
+			best = v
+		}
+	}
+	return best
 }
 
 func main() {
@@ -53,8 +71,8 @@ func main() {
 		names = append(names, a)
 	}
 	sort.Strings(names)
-	fmt.Println("| arm | seeds | programs executed | best validation log loss | training mean reward | training valid rate | final policy: valid rate | final policy: mean valid log loss | final policy: mean reward | chosen program: test log loss | mean exec s |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| arm | seeds | programs executed | best validation log loss | final policy: best of its evaluation samples | training mean reward | training valid rate | final policy: valid rate | final policy: mean valid log loss | final policy: mean reward | chosen program: test log loss | mean exec s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, a := range names {
 		rs := arms[a]
 		col := func(f func(runStats) float64) string {
@@ -67,8 +85,9 @@ func main() {
 			m, se := meanSE(v)
 			return fmt.Sprintf("%.4f ± %.4f", m, se)
 		}
-		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", a, len(rs),
+		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", a, len(rs),
 			col(func(r runStats) float64 { return float64(r.executed) }), col(func(r runStats) float64 { return r.best }),
+			col(func(r runStats) float64 { return r.evalBest }),
 			col(func(r runStats) float64 { return r.trainReward }), col(func(r runStats) float64 { return r.trainValid }),
 			col(func(r runStats) float64 { return r.evalValid }), col(func(r runStats) float64 { return r.evalScore }),
 			col(func(r runStats) float64 { return r.evalReward }), col(func(r runStats) float64 { return r.testScore }),
@@ -76,6 +95,7 @@ func main() {
 	}
 	perSeed(names, arms)
 	pairedWithStatic(names, arms)
+	curve(names, arms)
 }
 
 func read(dir string) (runStats, error) {
@@ -83,7 +103,7 @@ func read(dir string) (runStats, error) {
 	if len(files) == 0 {
 		return runStats{}, fmt.Errorf("%s: no results", dir)
 	}
-	st := runStats{best: math.NaN(), evalScore: math.NaN(), testScore: math.NaN()}
+	st := runStats{best: math.NaN(), evalBest: math.NaN(), evalScore: math.NaN(), testScore: math.NaN(), trainBest: map[int]float64{}}
 	if finals, _ := filepath.Glob(filepath.Join(dir, "samples", "*", "final", "report.json")); len(finals) == 1 {
 		var rep struct {
 			Score *float64 `json:"score"`
@@ -105,6 +125,9 @@ func read(dir string) (runStats, error) {
 		if r.Score != nil && (math.IsNaN(st.best) || *r.Score < st.best) {
 			st.best = *r.Score
 		}
+		if strings.HasPrefix(r.SampleID, "eval-") && r.Score != nil && (math.IsNaN(st.evalBest) || *r.Score < st.evalBest) {
+			st.evalBest = *r.Score
+		}
 		if strings.HasPrefix(r.SampleID, "eval-scratch") {
 			evalN++
 			st.evalReward += r.Reward
@@ -119,6 +142,13 @@ func read(dir string) (runStats, error) {
 			continue
 		}
 		if strings.HasPrefix(r.SampleID, "it") {
+			var it int
+			if _, err := fmt.Sscanf(r.SampleID, "it%d-", &it); err != nil {
+				return st, fmt.Errorf("%s: sample id %q is not it<iteration>-s<n>", f, r.SampleID)
+			}
+			if b, ok := st.trainBest[it]; r.Score != nil && (!ok || *r.Score < b) {
+				st.trainBest[it] = *r.Score
+			}
 			st.executed++
 			trainN++
 			st.trainReward += r.Reward
@@ -224,4 +254,46 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// curve prints each arm's best validation log loss among the training programs sampled by the
+// end of each quarter of the run (mean ± standard error over seeds; the evaluation samples are
+// left out): whether an arm pulls away from another as the budget grows, or only starts ahead.
+func curve(names []string, arms map[string][]runStats) {
+	last := 0
+	for _, a := range names {
+		for _, r := range arms[a] {
+			for k := range r.trainBest {
+				last = max(last, k)
+			}
+		}
+	}
+	if last < 4 {
+		return
+	}
+	// Programs are sampled in iterations 1 to N-1 of an N-iteration run (the last update's
+	// replacements are never run), so the quarters are of N.
+	n := last + 1
+	marks := []int{n / 4, n / 2, 3 * n / 4, last}
+	fmt.Println()
+	head := "| arm |"
+	for _, k := range marks {
+		head += fmt.Sprintf(" best training log loss, sampled by iteration %d |", k)
+	}
+	fmt.Println(head)
+	fmt.Println("|---|" + strings.Repeat("---|", len(marks)))
+	for _, a := range names {
+		row := "| " + a + " |"
+		for _, k := range marks {
+			var v []float64
+			for _, r := range arms[a] {
+				if x := r.bestBy(k); !math.IsNaN(x) {
+					v = append(v, x)
+				}
+			}
+			m, se := meanSE(v)
+			row += fmt.Sprintf(" %.3f ± %.3f (%d seeds) |", m, se, len(v))
+		}
+		fmt.Println(row)
+	}
 }
