@@ -2,6 +2,8 @@ package activities
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,6 +100,10 @@ func getCheckpoint(ctx context.Context, store artifacts.Store, name string) ([]b
 
 // BufferKey is the self-improve buffer of a run.
 const BufferKey = "buffer.json"
+
+// SeenKey maps the sha256 of every training program sampled in a run (with RedrawRepeats) to
+// the sample that first wrote it.
+const SeenKey = "seen-programs.json"
 
 func putJSON(ctx context.Context, store artifacts.Store, key string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -226,6 +232,7 @@ type sampleRecord struct {
 	PrevID     string       `json:"prev_id,omitempty"`
 	Actions    string       `json:"actions"`
 	Sample     model.Sample `json:"sample"`
+	Redraws    int          `json:"redraws,omitempty"`
 	LLM        *llmSample   `json:"llm,omitempty"` // set instead of Sample by the llm backend
 }
 
@@ -272,6 +279,13 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 		return a.sampleLLM(ctx, store, spec, in, *ck, buffer)
 	}
 	schema := codeactions.SchemaOf(spec)
+	var seen map[string]string // program hash -> first sample; nil: no redraws
+	if in.Purpose == PurposeTrain && in.RedrawRepeats > 0 {
+		seen = map[string]string{}
+		if err := getJSON(ctx, store, SeenKey, &seen); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
+			return nil, err
+		}
+	}
 	refs := make([]SampleRef, 0, len(in.IDs))
 	for i, id := range in.IDs {
 		rng := rngFor(in.Seed, id)
@@ -289,13 +303,30 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 			prev := e.Prev
 			prompt, prevID = model.Prompt{Kind: model.KindImprove, Prev: &prev}, e.SampleID
 		}
-		s := p.Sample(in.Descriptor, prompt, rng)
-		prog, err := p.Lib.Render(s.Tokens, schema)
-		if err != nil {
-			return nil, err
+		// Redraws keep the prompt: the sample stays an answer to it, with its own log-probs.
+		var s model.Sample
+		var prog codeactions.Program
+		redraws := 0
+		for {
+			s = p.Sample(in.Descriptor, prompt, rng)
+			if prog, err = p.Lib.Render(s.Tokens, schema); err != nil {
+				return nil, err
+			}
+			if seen == nil {
+				break
+			}
+			h := programHash(prog.Code)
+			// A retried activity meets its own earlier entries: those are not repeats.
+			if first, ok := seen[h]; !ok || first == id || redraws >= in.RedrawRepeats {
+				if !ok {
+					seen[h] = id
+				}
+				break
+			}
+			redraws++
 		}
 		rec := sampleRecord{ID: id, Iteration: in.Iteration, Purpose: in.Purpose, Checkpoint: in.Checkpoint,
-			Task: in.Descriptor, Prompt: prompt, PrevID: prevID, Actions: p.Lib.Describe(s.Tokens), Sample: s}
+			Task: in.Descriptor, Prompt: prompt, PrevID: prevID, Actions: p.Lib.Describe(s.Tokens), Sample: s, Redraws: redraws}
 		plan := fmt.Sprintf("# Plan (%s, %s)\n\n%s\n", prompt.Kind, id, prog.Plan)
 		if err := store.Put(ctx, sampleKey(id, "plan.md"), []byte(plan)); err != nil {
 			return nil, err
@@ -306,9 +337,19 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 		if err := putJSON(ctx, store, sampleKey(id, "sample.json"), rec); err != nil {
 			return nil, err
 		}
-		refs = append(refs, SampleRef{ID: id, Kind: prompt.Kind, Prev: prevID, Actions: rec.Actions})
+		refs = append(refs, SampleRef{ID: id, Kind: prompt.Kind, Prev: prevID, Actions: rec.Actions, Redraws: redraws})
+	}
+	if seen != nil {
+		if err := putJSON(ctx, store, SeenKey, seen); err != nil {
+			return nil, err
+		}
 	}
 	return refs, nil
+}
+
+func programHash(code string) string {
+	h := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(h[:])
 }
 
 // previous loads a sample and its outcome as an improve prompt's previous solution.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"mlerl/instrument"
 	"mlerl/internal/testenv"
 	"mlerl/model"
+	"mlerl/model/ppo"
 	"mlerl/sandbox"
 	"mlerl/tasks"
 )
@@ -249,5 +251,90 @@ out.to_csv('submission.csv', index=False)
 	}
 	if _, err := run("z", nearest, ExecuteInput{Split: tasks.SplitValidation, Reward: "clipped"}); err == nil || !contains(err.Error(), ErrBadInput) || !contains(err.Error(), "paper or bounded") {
 		t.Fatalf("an unknown reward scheme: %v", err)
+	}
+}
+
+// With RedrawRepeats a training program the run has already sampled is drawn again, so the
+// budget goes to new programs; a collapsed policy that can only repeat itself keeps its draw
+// after the cap, and a retried activity writes the same programs again.
+func TestSampleRedrawsProgramsTheRunAlreadySampled(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	root := t.TempDir()
+	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: dataDir}, ScratchDir: t.TempDir()}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	ctx := context.Background()
+	// sample writes ids in batches of 8 (as the workflow tops up) and returns their programs.
+	sample := func(run string, cfg model.Config, redraws int, ids []string) (programs []string, refs []SampleRef) {
+		t.Helper()
+		v, err := env.ExecuteActivity(a.InitPolicy, InitPolicyInput{Run: run, Task: "leaf-classification", Seed: 3, Policy: cfg, PPO: ppo.Paper()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var init InitPolicyResult
+		v.Get(&init)
+		for start := 0; start < len(ids); start += 8 {
+			v, err := env.ExecuteActivity(a.SamplePrograms, SampleInput{Run: run, Task: "leaf-classification", Descriptor: init.Task,
+				Checkpoint: init.Checkpoint, Iteration: 1, IDs: ids[start:min(start+8, len(ids))], Purpose: PurposeTrain, Seed: 3, RedrawRepeats: redraws})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r []SampleRef
+			v.Get(&r)
+			refs = append(refs, r...)
+		}
+		for _, id := range ids {
+			code, err := artifacts.FS{Root: filepath.Join(root, run)}.Get(ctx, sampleKey(id, "program.py"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			programs = append(programs, string(code))
+		}
+		return programs, refs
+	}
+	distinct := func(programs []string) int {
+		seen := map[string]bool{}
+		for _, p := range programs {
+			seen[p] = true
+		}
+		return len(seen)
+	}
+	ids := make([]string, 32)
+	for k := range ids {
+		ids[k] = fmt.Sprintf("it0001-s%03d", k)
+	}
+
+	cold := model.DefaultConfig()
+	cold.TopP = 0.01 // every draw is the policy's mode
+	collapsed, _ := sample("collapsed", cold, 0, ids[:3])
+	if distinct(collapsed) != 1 {
+		t.Fatalf("a policy with top-p 0.01 should repeat one program, wrote %d distinct", distinct(collapsed))
+	}
+	capped, refs := sample("capped", cold, 3, ids[:3])
+	if distinct(capped) != 1 || refs[0].Redraws != 0 || refs[1].Redraws != 3 || refs[2].Redraws != 3 {
+		t.Fatalf("a collapsed policy keeps its program after 3 redraws: %d distinct, refs %+v", distinct(capped), refs)
+	}
+
+	narrow := model.DefaultConfig()
+	narrow.TopP = 0.6 // a few likely options per slot, as a policy that has learnt
+	plain, _ := sample("plain", narrow, 0, ids)
+	redrawn, refs := sample("redrawn", narrow, 20, ids)
+	if distinct(plain) == len(ids) {
+		t.Fatalf("the warm start should repeat some of %d programs without redraws for this test to mean anything", len(ids))
+	}
+	if distinct(redrawn) != len(ids) {
+		t.Errorf("with redraws %d of %d programs are distinct (without: %d), want all", distinct(redrawn), len(ids), distinct(plain))
+	}
+	total := 0
+	for _, r := range refs {
+		total += r.Redraws
+	}
+	if total == 0 {
+		t.Error("no redraw was recorded")
+	}
+	again, _ := sample("redrawn", narrow, 20, ids)
+	if !slices.Equal(again, redrawn) {
+		t.Error("sampling the same ids again (a retried activity) wrote different programs")
 	}
 }

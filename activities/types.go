@@ -67,6 +67,10 @@ type SampleInput struct {
 	Buffer          string     `json:"buffer,omitempty"`
 	ImproveOf       []string   `json:"improve_of,omitempty"` // eval-improve: the sample each new one improves
 	Seed            uint64     `json:"seed"`
+	// RedrawRepeats (train, network policy): a program identical to one already sampled in
+	// this run is drawn again, up to this many times, so the execution budget is not spent
+	// re-running a program whose result is known. 0 keeps every draw.
+	RedrawRepeats int `json:"redraw_repeats,omitempty"`
 }
 
 // SampleRef is a written program, by id.
@@ -75,6 +79,7 @@ type SampleRef struct {
 	Kind    string `json:"kind"`
 	Prev    string `json:"prev,omitempty"`
 	Actions string `json:"actions"`
+	Redraws int    `json:"redraws,omitempty"` // draws rejected as repeats of earlier programs
 }
 
 // InstrumentInput names the samples whose programs get progress prints (one call per batch of

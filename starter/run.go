@@ -38,7 +38,7 @@ type runFlags struct {
 	instrumenter                                                                                           instrumenterFlags
 	policy                                                                                                 policyFlags
 	tls                                                                                                    tlsFlags
-	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery, folds          int
+	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery, folds, redraws int
 	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store, preset, reward string
 	rewardShaping, advantage                                                                               string
 	seed                                                                                                   uint64
@@ -64,6 +64,8 @@ func (f *runFlags) validate() error {
 		return fmt.Errorf("--protocol must be %s or %s, got %q", workflows.ProtocolLeakFree, workflows.ProtocolPaper, f.protocol)
 	case f.folds < 1:
 		return fmt.Errorf("--reward-folds must be at least 1, got %d", f.folds)
+	case f.redraws < 0:
+		return fmt.Errorf("--redraw-repeats must be 0 (keep every draw) or more, got %d", f.redraws)
 	case f.folds > 1 && f.protocol != workflows.ProtocolLeakFree:
 		return fmt.Errorf("--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", f.folds, workflows.ProtocolLeakFree, workflows.ProtocolLeakFree)
 	case f.initPolicy != activities.InitWarmStart && f.initPolicy != activities.InitUniform:
@@ -155,6 +157,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.protocol, "protocol", workflows.ProtocolLeakFree, "leak-free (rewards on a validation split) or paper (rewards on the test split)")
 	fs.StringVar(&f.reward, "reward", "paper", "reward scheme: paper (a failed program -10 + 0.1 per marker, a valid one its signed score) or bounded (the same, but a valid submission never below the best failure)")
 	fs.IntVar(&f.folds, "reward-folds", 1, "leak-free: run each program on this many of the task's validation folds and reward the mean score (a program must be right on more held-out rows to win; valid programs cost that many runs)")
+	fs.IntVar(&f.redraws, "redraw-repeats", 0, "draw a training program again, up to this many times, when the run has already sampled the identical program (its result is known, so running it again wastes budget); 0 keeps every draw")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the warm start, the samples and the updates")
 	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<task>-<time>)")
 	fs.StringVar(&f.temporalAddress, "temporal-address", "", "host:port of an existing Temporal cluster (default: start the embedded dev server)")
@@ -253,7 +256,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
 			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
-			RewardFolds: f.folds, Reward: f.reward, ExecTimeout: time.Duration(f.folds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
+			RewardFolds: f.folds, Reward: f.reward, RedrawRepeats: f.redraws, ExecTimeout: time.Duration(f.folds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
 			Policy: pre.Policy, Init: f.initPolicy, PPO: cfg, Backend: f.policy.Kind, LLM: llmSampling(f.policy, pre)}}
 	if err := writeRunInfo(runDir, info); err != nil {

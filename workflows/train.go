@@ -39,10 +39,11 @@ type TrainInput struct {
 	StalenessIterations int           `json:"staleness_iterations"`
 	BufferCapacity      int           `json:"buffer_capacity"`
 	ImproveFraction     float64       `json:"improve_fraction"`
-	ImproveFrom         string        `json:"improve_from"`       // mixed, best, recent or failed-close
-	ExecTimeout         time.Duration `json:"exec_timeout"`       // the task's wall limit plus grading time
-	ContinueEvery       int           `json:"continue_every"`     // iterations per history segment
-	InstrumentTimeout   time.Duration `json:"instrument_timeout"` // 0: 30 s (an LLM instrumenter needs minutes)
+	ImproveFrom         string        `json:"improve_from"`             // mixed, best, recent or failed-close
+	RedrawRepeats       int           `json:"redraw_repeats,omitempty"` // redraws of a training program the run already sampled
+	ExecTimeout         time.Duration `json:"exec_timeout"`             // the task's wall limit plus grading time
+	ContinueEvery       int           `json:"continue_every"`           // iterations per history segment
+	InstrumentTimeout   time.Duration `json:"instrument_timeout"`       // 0: 30 s (an LLM instrumenter needs minutes)
 	// SampleAtIterationStart samples only when an iteration starts instead of replacing each
 	// finished program at once; with Oversample 1 it is the synchronous wait-for-all baseline.
 	SampleAtIterationStart bool         `json:"sample_at_iteration_start,omitempty"`
@@ -85,6 +86,8 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("improve-from must be one of %v, got %q", activities.ImproveStrategies, in.ImproveFrom)
 	case in.ExecTimeout <= 0:
 		return fmt.Errorf("exec timeout must be positive")
+	case in.RedrawRepeats < 0:
+		return fmt.Errorf("redraw repeats must be 0 or more, got %d", in.RedrawRepeats)
 	case in.ContinueEvery < 1:
 		return fmt.Errorf("continue-every must be at least 1, got %d", in.ContinueEvery)
 	case in.Backend != "" && in.Backend != activities.BackendNetwork && in.Backend != activities.BackendLLM:
@@ -357,7 +360,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "sample %d programs for iteration %d", len(ids), it), a.SamplePrograms, activities.SampleInput{
 				Run: in.Run, Task: in.Task, Descriptor: st.Task, Checkpoint: st.Checkpoint, Iteration: it, IDs: ids,
 				Purpose: activities.PurposeTrain, ImproveFraction: in.ImproveFraction, ImproveFrom: in.ImproveFrom,
-				Buffer: activities.BufferKey, Seed: in.Seed,
+				Buffer: activities.BufferKey, Seed: in.Seed, RedrawRepeats: in.RedrawRepeats,
 			}).Get(ctx, &refs); err != nil {
 				return err
 			}
