@@ -1,6 +1,6 @@
 // Command summarize compares the arms of benchmarks/learning/run.sh: for each run directory
 // <arm>-seed<k> it reads every sample's result and reports, per arm, the mean and standard
-// error over seeds of the best validation score among all executed programs, and of the final
+// error over seeds of the executed and distinct training programs, the best validation score among all executed programs, and of the final
 // policy's evaluation samples (their best, the paper's measure; valid rate, mean score of the
 // valid ones, mean reward), the training samples' mean reward and valid rate, and the chosen
 // program's test score; then per seed, against the static arm seed by seed, and the best
@@ -22,6 +22,7 @@ import (
 type runStats struct {
 	seed                              string
 	executed                          int
+	distinct                          int     // distinct program texts among the executed training programs
 	best                              float64 // lowest validation log loss seen (leaf: lower is better)
 	evalBest                          float64 // lowest among the final policy's evaluation samples (the paper's "best of K samples")
 	evalValid, evalScore, evalReward  float64
@@ -71,8 +72,8 @@ func main() {
 		names = append(names, a)
 	}
 	sort.Strings(names)
-	fmt.Println("| arm | seeds | programs executed | best validation log loss | final policy: best of its evaluation samples | training mean reward | training valid rate | final policy: valid rate | final policy: mean valid log loss | final policy: mean reward | chosen program: test log loss | mean exec s |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| arm | seeds | programs executed | distinct programs | best validation log loss | final policy: best of its evaluation samples | training mean reward | training valid rate | final policy: valid rate | final policy: mean valid log loss | final policy: mean reward | chosen program: test log loss | mean exec s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, a := range names {
 		rs := arms[a]
 		col := func(f func(runStats) float64) string {
@@ -85,8 +86,8 @@ func main() {
 			m, se := meanSE(v)
 			return fmt.Sprintf("%.4f ± %.4f", m, se)
 		}
-		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", a, len(rs),
-			col(func(r runStats) float64 { return float64(r.executed) }), col(func(r runStats) float64 { return r.best }),
+		fmt.Printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", a, len(rs),
+			col(func(r runStats) float64 { return float64(r.executed) }), col(func(r runStats) float64 { return float64(r.distinct) }), col(func(r runStats) float64 { return r.best }),
 			col(func(r runStats) float64 { return r.evalBest }),
 			col(func(r runStats) float64 { return r.trainReward }), col(func(r runStats) float64 { return r.trainValid }),
 			col(func(r runStats) float64 { return r.evalValid }), col(func(r runStats) float64 { return r.evalScore }),
@@ -113,6 +114,7 @@ func read(dir string) (runStats, error) {
 		}
 	}
 	var evalN, evalValid, evalScoreN, trainN, trainValid float64
+	programs := map[string]bool{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -149,6 +151,11 @@ func read(dir string) (runStats, error) {
 			if b, ok := st.trainBest[it]; r.Score != nil && (!ok || *r.Score < b) {
 				st.trainBest[it] = *r.Score
 			}
+			code, err := os.ReadFile(filepath.Join(filepath.Dir(f), "program.py"))
+			if err != nil {
+				return st, err
+			}
+			programs[string(code)] = true
 			st.executed++
 			trainN++
 			st.trainReward += r.Reward
@@ -158,6 +165,7 @@ func read(dir string) (runStats, error) {
 			}
 		}
 	}
+	st.distinct = len(programs)
 	st.evalValid = evalValid / evalN
 	st.evalReward /= evalN
 	if evalScoreN > 0 {

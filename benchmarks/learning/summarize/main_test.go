@@ -11,8 +11,9 @@ import (
 	"mlerl/activities"
 )
 
-// writeRun lays out a run directory as the starter does: samples/<id>/result.json.
-func writeRun(t *testing.T, results []activities.ExecuteResult) string {
+// writeRun lays out a run directory as the starter does: samples/<id>/result.json and
+// program.py (the program is code[id], or one of its own).
+func writeRun(t *testing.T, results []activities.ExecuteResult, code map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, r := range results {
@@ -22,6 +23,13 @@ func writeRun(t *testing.T, results []activities.ExecuteResult) string {
 		}
 		b, _ := json.Marshal(r)
 		if err := os.WriteFile(filepath.Join(d, "result.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		program, ok := code[r.SampleID]
+		if !ok {
+			program = "print('" + r.SampleID + "')\n"
+		}
+		if err := os.WriteFile(filepath.Join(d, "program.py"), []byte(program), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -38,13 +46,13 @@ func TestReadSeparatesTrainingAndEvaluationBests(t *testing.T) {
 		{SampleID: "it0005-s020", Score: score(0.5), Valid: true, Reward: -0.5},
 		{SampleID: "eval-scratch-000", Score: score(0.3), Valid: true, Reward: -0.3},
 		{SampleID: "eval-improve-000", Score: score(0.1), Valid: true, Reward: -0.1},
-	})
+	}, map[string]string{"it0005-s020": "print('it0001-s000')\n"}) // a repeat of the first program
 	st, err := read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.best != 0.1 || st.evalBest != 0.1 || st.executed != 4 {
-		t.Fatalf("best %v, evaluation best %v, executed %d; want 0.1, 0.1, 4", st.best, st.evalBest, st.executed)
+	if st.best != 0.1 || st.evalBest != 0.1 || st.executed != 4 || st.distinct != 3 {
+		t.Fatalf("best %v, evaluation best %v, executed %d, distinct %d; want 0.1, 0.1, 4, 3", st.best, st.evalBest, st.executed, st.distinct)
 	}
 	for _, c := range []struct {
 		it   int
@@ -64,7 +72,7 @@ func TestReadSeparatesTrainingAndEvaluationBests(t *testing.T) {
 }
 
 func TestReadRejectsAnUnknownTrainingID(t *testing.T) {
-	dir := writeRun(t, []activities.ExecuteResult{{SampleID: "itx-s000", Reward: -10}})
+	dir := writeRun(t, []activities.ExecuteResult{{SampleID: "itx-s000", Reward: -10}}, nil)
 	if _, err := read(dir); err == nil || !strings.Contains(err.Error(), "not it<iteration>-s<n>") {
 		t.Fatalf("err = %v, want one naming the expected id form", err)
 	}
