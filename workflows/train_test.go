@@ -30,7 +30,8 @@ func input() TrainInput {
 // some straggle across iterations.
 type fakeRun struct {
 	mu       sync.Mutex
-	sampled  [][]string // ids per SamplePrograms call
+	sampled  [][]string     // ids per SamplePrograms call
+	redraws  map[string]int // SampleInput.RedrawRepeats by purpose
 	updates  []activities.UpdateInput
 	executed []string
 	folds    []int    // ExecuteInput.Folds per execution
@@ -67,6 +68,10 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env.OnActivity(a.SamplePrograms, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.SampleInput) ([]activities.SampleRef, error) {
 			f.sampled = append(f.sampled, in.IDs)
+			if f.redraws == nil {
+				f.redraws = map[string]int{}
+			}
+			f.redraws[in.Purpose] = max(f.redraws[in.Purpose], in.RedrawRepeats)
 			var refs []activities.SampleRef
 			for _, id := range in.IDs {
 				refs = append(refs, activities.SampleRef{ID: id, Kind: model.KindScratch})
@@ -136,10 +141,14 @@ func TestTrainKeepsMBInFlightAndUpdatesAfterB(t *testing.T) {
 			return nil
 		})
 	in := input()
-	in.RewardFolds, in.Reward = 3, "bounded"
+	in.RewardFolds, in.Reward, in.RedrawRepeats = 3, "bounded", 5
 	env.ExecuteWorkflow(Train, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
+	}
+	// Redraws spend training budget on new programs; evaluation samples the policy as it is.
+	if f.redraws[activities.PurposeTrain] != 5 || f.redraws[activities.PurposeEvalScratch] != 0 || f.redraws[activities.PurposeEvalImprove] != 0 {
+		t.Fatalf("redraw repeats by purpose %v, want 5 for training only", f.redraws)
 	}
 	for i, n := range f.folds {
 		if n != 3 || f.rewards[i] != "bounded" {
@@ -266,6 +275,11 @@ func TestTrainRejectsBadInput(t *testing.T) {
 	in.Reward = "clipped"
 	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "reward must be paper or bounded") {
 		t.Fatalf("an unknown reward scheme: %v", err)
+	}
+	in = input()
+	in.RedrawRepeats = -1
+	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "redraw repeats") {
+		t.Fatalf("negative redraw repeats: %v", err)
 	}
 	in = input()
 	in.RewardFolds, in.Protocol = 3, ProtocolPaper
