@@ -1,10 +1,10 @@
 // Command summarize compares the arms of benchmarks/learning/run.sh: for each run directory
 // <arm>-seed<k> it reads every sample's result and reports, per arm, the mean and standard
-// error over seeds of the executed and distinct training programs, the best validation score among all executed programs, and of the final
-// policy's evaluation samples (their best, the paper's measure; valid rate, mean score of the
-// valid ones, mean reward), the training samples' mean reward and valid rate, and the chosen
-// program's test score; then per seed, against the static arm seed by seed, and the best
-// training score as the run goes.
+// error over seeds of the executed and distinct training programs, the best validation score
+// among all executed programs, the final policy's evaluation samples (their best, the paper's
+// measure; valid rate, mean score of the valid ones, mean reward), the training samples' mean
+// reward and valid rate, and the chosen program's test score; then per seed, against the
+// static arm seed by seed, and the best training score as the run goes.
 package main
 
 import (
@@ -196,11 +196,12 @@ func meanSE(v []float64) (float64, float64) {
 	return m, math.Sqrt(s/float64(len(v)-1)) / math.Sqrt(float64(len(v)))
 }
 
-// perSeed lists each arm's runs: the best validation log loss, then the chosen program's test
-// log loss ("none" when no evaluated program was valid).
+// perSeed lists each arm's runs: the best validation log loss, the final policy's best
+// evaluation sample, then the chosen program's test log loss ("none" when no evaluated program
+// was valid).
 func perSeed(names []string, arms map[string][]runStats) {
 	fmt.Println()
-	fmt.Println("| arm | per seed: best validation log loss / chosen program's test log loss |")
+	fmt.Println("| arm | per seed: best validation log loss / final policy's best of its evaluation samples / chosen program's test log loss |")
 	fmt.Println("|---|---|")
 	for _, a := range names {
 		rs := arms[a]
@@ -211,44 +212,52 @@ func perSeed(names []string, arms map[string][]runStats) {
 			if !math.IsNaN(r.testScore) {
 				test = fmt.Sprintf("%.3f", r.testScore)
 			}
-			cells = append(cells, fmt.Sprintf("seed %s: %.3f / %s", r.seed, r.best, test))
+			cells = append(cells, fmt.Sprintf("seed %s: %.3f / %.3f / %s", r.seed, r.best, r.evalBest, test))
 		}
 		fmt.Printf("| %s | %s |\n", a, strings.Join(cells, "; "))
 	}
 }
 
 // pairedWithStatic compares each arm with the static arm seed by seed: both start from the same
-// warm start, so a seed's pair differs only by what the arm does with it. It prints in how many
-// seeds the arm's best validation log loss is lower, and the median of each.
+// warm start, so a seed's pair differs only by what the arm does with it. For the best
+// validation log loss of the run and the final policy's best evaluation sample it prints in how
+// many seeds the arm's is lower, and the median of each.
 func pairedWithStatic(names []string, arms map[string][]runStats) {
-	static := map[string]float64{}
+	static := map[string]runStats{}
 	for _, r := range arms["static"] {
-		static[r.seed] = r.best
+		static[r.seed] = r
 	}
 	if len(static) == 0 {
 		return
 	}
 	fmt.Println()
-	fmt.Println("| arm | best validation log loss below static's, same seed | median best: arm / static |")
-	fmt.Println("|---|---|---|")
+	fmt.Println("| arm | best validation log loss below static's, same seed | median best: arm / static | final policy's best below static's | median: arm / static |")
+	fmt.Println("|---|---|---|---|---|")
 	for _, a := range names {
 		if a == "static" {
 			continue
 		}
-		var wins, n int
-		var mine, theirs []float64
-		for _, r := range arms[a] {
-			s, ok := static[r.seed]
-			if !ok || math.IsNaN(r.best) || math.IsNaN(s) {
-				continue
+		row := "| " + a + " |"
+		for _, of := range []func(runStats) float64{
+			func(r runStats) float64 { return r.best },
+			func(r runStats) float64 { return r.evalBest },
+		} {
+			var wins, n int
+			var mine, theirs []float64
+			for _, r := range arms[a] {
+				s, ok := static[r.seed]
+				if !ok || math.IsNaN(of(r)) || math.IsNaN(of(s)) {
+					continue
+				}
+				n++
+				if of(r) < of(s) {
+					wins++
+				}
+				mine, theirs = append(mine, of(r)), append(theirs, of(s))
 			}
-			n++
-			if r.best < s {
-				wins++
-			}
-			mine, theirs = append(mine, r.best), append(theirs, s)
+			row += fmt.Sprintf(" %d of %d | %.3f / %.3f |", wins, n, median(mine), median(theirs))
 		}
-		fmt.Printf("| %s | %d of %d | %.3f / %.3f |\n", a, wins, n, median(mine), median(theirs))
+		fmt.Println(row)
 	}
 }
 
