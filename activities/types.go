@@ -67,9 +67,10 @@ type SampleInput struct {
 	Buffer          string     `json:"buffer,omitempty"`
 	ImproveOf       []string   `json:"improve_of,omitempty"` // eval-improve: the sample each new one improves
 	Seed            uint64     `json:"seed"`
-	// RedrawRepeats (train, network policy): a program identical to one already sampled in
-	// this run is drawn again, up to this many times, so the execution budget is not spent
-	// re-running a program whose result is known. 0 keeps every draw.
+	// RedrawRepeats (train, network policy; the workflow refuses it with the llm backend): a
+	// program identical to one already sampled in this run is drawn again, up to this many
+	// times, so the execution budget is not spent re-running a program whose result is known.
+	// 0 keeps every draw.
 	RedrawRepeats int `json:"redraw_repeats,omitempty"`
 }
 

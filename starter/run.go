@@ -66,6 +66,8 @@ func (f *runFlags) validate() error {
 		return fmt.Errorf("--reward-folds must be at least 1, got %d", f.folds)
 	case f.redraws < 0:
 		return fmt.Errorf("--redraw-repeats must be 0 (keep every draw) or more, got %d", f.redraws)
+	case f.redraws > 0 && f.policy.Kind == activities.BackendLLM:
+		return fmt.Errorf("--redraw-repeats applies to the %s policy, whose programs come from code actions; drop it with --policy %s", activities.BackendNetwork, activities.BackendLLM)
 	case f.folds > 1 && f.protocol != workflows.ProtocolLeakFree:
 		return fmt.Errorf("--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", f.folds, workflows.ProtocolLeakFree, workflows.ProtocolLeakFree)
 	case f.initPolicy != activities.InitWarmStart && f.initPolicy != activities.InitUniform:

@@ -138,6 +138,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"risk-seeking with no share", []string{"--task", "leaf-classification", "--advantage", "risk-seeking", "--risk-epsilon", "0"}, "--risk-epsilon must be in (0, 1]"},
 		{"zero reward folds", []string{"--task", "leaf-classification", "--reward-folds", "0"}, "--reward-folds must be at least 1"},
 		{"negative redraw repeats", []string{"--task", "leaf-classification", "--redraw-repeats", "-1"}, "--redraw-repeats must be 0"},
+		{"redraws with an llm policy", []string{"--task", "leaf-classification", "--policy", "llm", "--redraw-repeats", "2"}, "drop it with --policy llm"},
 		{"reward folds on the test split", []string{"--task", "leaf-classification", "--reward-folds", "2", "--protocol", "paper"}, "only the leak-free protocol uses"},
 		{"more reward folds than carved", []string{"--task", "leaf-classification", "--reward-folds", "4"}, "carves 3 validation folds"},
 	}

@@ -281,6 +281,10 @@ func TestTrainRejectsBadInput(t *testing.T) {
 	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "redraw repeats") {
 		t.Fatalf("negative redraw repeats: %v", err)
 	}
+	in.RedrawRepeats, in.Backend = 2, activities.BackendLLM
+	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "network policy only") {
+		t.Fatalf("redraw repeats with the llm backend: %v", err)
+	}
 	in = input()
 	in.RewardFolds, in.Protocol = 3, ProtocolPaper
 	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "reward folds") {
