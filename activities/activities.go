@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -315,7 +313,7 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 			if seen == nil {
 				break
 			}
-			h := programHash(prog.Code)
+			h := artifacts.ContentHash([]byte(prog.Code))
 			// A retried activity meets its own earlier entries: those are not repeats.
 			if first, ok := seen[h]; !ok || first == id || redraws >= in.RedrawRepeats {
 				if !ok {
@@ -345,11 +343,6 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 		}
 	}
 	return refs, nil
-}
-
-func programHash(code string) string {
-	h := sha256.Sum256([]byte(code))
-	return hex.EncodeToString(h[:])
 }
 
 // previous loads a sample and its outcome as an improve prompt's previous solution.

@@ -15,10 +15,15 @@ const ContentPrefix = "blobs/sha256/"
 // ErrCorrupt is returned by GetContent when a blob's bytes do not match its key.
 var ErrCorrupt = errors.New("artifact is corrupt")
 
+// ContentHash is the hex sha256 of data: a content key's name, and the identity of equal bytes.
+func ContentHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
 // PutContent stores data under blobs/sha256/<hex of its sha256> and returns that key.
 func PutContent(ctx context.Context, store Store, data []byte) (string, error) {
-	sum := sha256.Sum256(data)
-	key := ContentPrefix + hex.EncodeToString(sum[:])
+	key := ContentPrefix + ContentHash(data)
 	if err := store.Put(ctx, key, data); err != nil {
 		return "", err
 	}
@@ -35,8 +40,7 @@ func GetContent(ctx context.Context, store Store, key string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(data)
-	if got := hex.EncodeToString(sum[:]); got != want {
+	if got := ContentHash(data); got != want {
 		return nil, fmt.Errorf("%w: %s has sha256 %s, not the %s its key names", ErrCorrupt, store.Location(key), got, want)
 	}
 	return data, nil
