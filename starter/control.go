@@ -22,6 +22,10 @@ import (
 	"mlerl/workflows"
 )
 
+// errEmbeddedStopped: the run's embedded Temporal server is not serving (the run finished, or
+// was interrupted and waits for `starter resume`).
+var errEmbeddedStopped = errors.New("the run's embedded Temporal server is not running")
+
 // dialRun connects to the server a run last used.
 func dialRun(ctx context.Context, runDir string) (client.Client, runInfo, error) {
 	info, err := readRunInfo(runDir)
@@ -41,7 +45,7 @@ func dialRun(ctx context.Context, runDir string) (client.Client, runInfo, error)
 	c, err := client.DialContext(dctx, opts)
 	if err != nil {
 		if info.External == "" {
-			return nil, info, fmt.Errorf("the run's embedded Temporal server is not running (last at %s): `starter resume %s` starts it and continues the run", address, runDir)
+			return nil, info, fmt.Errorf("%w (last at %s): `starter resume %s` starts it and continues the run", errEmbeddedStopped, address, runDir)
 		}
 		return nil, info, fmt.Errorf("Temporal is unreachable at %s: %w", address, err)
 	}
@@ -66,6 +70,14 @@ func statusCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	c, info, err := dialRun(ctx, runDir)
 	if err != nil {
+		// The embedded server stops with the run, so a finished run has none to ask: its report,
+		// the workflow's last step, says it finished.
+		report := filepath.Join(runDir, "report.md")
+		if _, statErr := os.Stat(report); errors.Is(err, errEmbeddedStopped) && info.Store == "" && statErr == nil {
+			fmt.Fprintf(out, "run %s (%s): finished (its embedded server has stopped)\nreport: %s\nmetrics: %s\n",
+				info.Input.Run, info.Task, report, filepath.Join(runDir, "metrics.jsonl"))
+			return nil
+		}
 		return err
 	}
 	defer c.Close()

@@ -175,7 +175,8 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 
 // Stop the process serving an embedded run (its dev server and worker with it) mid-run; `starter
 // status` then says how to continue, and `starter resume` restarts the server on the same SQLite
-// file and finishes the run with no sample lost or counted twice.
+// file and finishes the run with no sample lost or counted twice; once it has ended, status
+// says it finished and where its report is.
 func TestRunSurvivesServerRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIP: server restart test in -short mode")
@@ -211,6 +212,12 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 	}
 	if !strings.Contains(out2.String(), "report: ") {
 		t.Fatalf("the resumed run must end with the report:\n%s", out2.String())
+	}
+	// The run is over and its embedded server with it: status reads the report, not the server.
+	status.Reset()
+	if err := statusCommand(context.Background(), []string{runDir}, &status); err != nil || !strings.Contains(status.String(), "finished") ||
+		!strings.Contains(status.String(), filepath.Join(runDir, "report.md")) {
+		t.Fatalf("status of a finished embedded run: %v\n%s", err, status.String())
 	}
 	checkWebUI(t, runDir)
 }
