@@ -10,6 +10,10 @@ import (
 	"mlerl/report"
 )
 
+// ReportKey is where a run's report lives in its store: the training workflow's last step
+// writes it, so its presence means the run finished.
+const ReportKey = "report.md"
+
 // Report writes report.md (the comparison with the paper, the chosen program and the training
 // curve) and returns the terminal table.
 func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, error) {
@@ -70,14 +74,14 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 		fmt.Fprintf(&b, "| %d | %d | %.2f | %.3f | %s | %.1f | %.4f | %.4f | %.3f | %.4f |\n", m.Iteration, m.Samples, m.ValidRate,
 			m.MeanReward, best, m.MeanDuration, m.PPO.PGLoss, m.PPO.VLoss, m.PPO.Entropy, m.PPO.ApproxKL)
 	}
-	if err := store.Put(ctx, "report.md", []byte(b.String())); err != nil {
+	if err := store.Put(ctx, ReportKey, []byte(b.String())); err != nil {
 		return ReportResult{}, err
 	}
 	table, err := report.Render(rows, false)
 	if err != nil {
 		return ReportResult{}, err
 	}
-	return ReportResult{Table: table, Location: store.Location("report.md")}, nil
+	return ReportResult{Table: table, Location: store.Location(ReportKey)}, nil
 }
 
 // readMetrics reads every iteration's metrics line (the workflow carries only the last few).

@@ -72,7 +72,7 @@ func statusCommand(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		// The embedded server stops with the run, so a finished run has none to ask: its report,
 		// the workflow's last step, says it finished.
-		report := filepath.Join(runDir, "report.md")
+		report := filepath.Join(runDir, activities.ReportKey)
 		if _, statErr := os.Stat(report); errors.Is(err, errEmbeddedStopped) && info.Store == "" && statErr == nil {
 			fmt.Fprintf(out, "run %s (%s): finished (its embedded server has stopped)\nreport: %s\nmetrics: %s\n",
 				info.Input.Run, info.Task, report, filepath.Join(runDir, "metrics.jsonl"))

@@ -53,7 +53,7 @@ func main() {
 	dirs, _ := filepath.Glob(filepath.Join(os.Args[1], "*-seed*"))
 	arms := map[string][]runStats{}
 	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "report.md")); err != nil {
+		if _, err := os.Stat(filepath.Join(d, activities.ReportKey)); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: not finished (no report.md), left out\n", d)
 			continue
 		}
