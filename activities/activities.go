@@ -562,9 +562,13 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 			}
 			res.Score, res.Valid, res.Reason = g.Score, g.Valid, g.Reason
 		}
-		if b, err := os.ReadFile(subFile); regular && err == nil {
-			if err := store.Put(ctx, sampleKey(id, prefix+"submission.csv"), b); err != nil {
-				return ExecuteResult{}, err
+		// Read only after the type check: opening a FIFO the program left would block the
+		// worker forever.
+		if regular {
+			if b, err := os.ReadFile(subFile); err == nil {
+				if err := store.Put(ctx, sampleKey(id, prefix+"submission.csv"), b); err != nil {
+					return ExecuteResult{}, err
+				}
 			}
 		}
 	} else if ran {
