@@ -110,6 +110,24 @@ func checkPrograms(t *testing.T, lib *codeactions.Library, spec *tasks.Spec, dir
 	}
 }
 
+// checkValidWithin runs one program that must reach markers and write a valid submission whose
+// score lies in [lo, hi]: both ends are real bounds (a baseline it must beat, a better program
+// it must not reach), so the check fails if the program or the grader changes what it claims.
+func checkValidWithin(t *testing.T, lib *codeactions.Library, spec *tasks.Spec, dirs tasks.Dirs, choices map[string]string, markers int, lo, hi float64) {
+	t.Helper()
+	o := runChoice(t, lib, choices, spec, dirs, 5*time.Minute)
+	if o.Markers != markers {
+		t.Errorf("reached %d markers, want %d; output:\n%s", o.Markers, markers, o.Output)
+	}
+	if o.ExitCode != 0 || !o.Grade.Valid {
+		t.Fatalf("exit %d, grade %+v:\n%s\nprogram:\n%s", o.ExitCode, o.Grade, o.Output, o.Program.Code)
+	}
+	if s := *o.Grade.Score; !(s >= lo && s <= hi) {
+		t.Fatalf("%s %.5f, want within [%v, %v]", spec.Metric, s, lo, hi)
+	}
+	t.Logf("%s %.5f within [%.5f, %.5f] in %.1fs", spec.Metric, *o.Grade.Score, lo, hi, o.Seconds)
+}
+
 // randomChoices draws one option per slot uniformly.
 func randomChoices(lib *codeactions.Library, rng *rand.Rand) []int {
 	toks := make([]int, len(lib.Slots))

@@ -1,13 +1,16 @@
 package codeactions_test
 
 import (
+	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"mlerl/codeactions"
+	"mlerl/grading"
 	"mlerl/internal/testenv"
 	"mlerl/tasks"
 )
@@ -166,6 +169,39 @@ func TestSpanExtractionPrograms(t *testing.T) {
 		{"test vectorised on its own fails at prediction", spanWith("vectorizer", "refit-test", "validation", "holdout-words"), false, 0, 6},
 		{"a hand-written CSV breaks on commas and quotes", spanWith("submission", "manual"), false, 0, 7},
 		{"no id column is invalid", spanWith("submission", "no-id"), false, 0, 7},
-		{"the sentiment instead of the span is valid and bad", spanWith("submission", "sentiment"), true, 0, 7},
 	})
+	// The sentiment word instead of the span: valid, and worse than the trivial baseline of
+	// predicting the whole tweet (its Jaccard is graded here from the test's texts).
+	t.Run("the sentiment instead of the span is valid and bad", func(t *testing.T) {
+		whole := wholeTextJaccard(t, spec, dirs)
+		if whole < 0.3 {
+			t.Fatalf("the whole-text baseline scores %.5f: the synthetic data no longer has neutral tweets", whole)
+		}
+		checkValidWithin(t, lib, spec, dirs, spanWith("submission", "sentiment"), 7, 0, whole-0.1)
+	})
+}
+
+// wholeTextJaccard grades the trivial baseline that predicts each test tweet's whole text.
+func wholeTextJaccard(t *testing.T, spec *tasks.Spec, dirs tasks.Dirs) float64 {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dirs.Public, spec.Files.Test))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := [][]string{{"textID", "selected_text"}}
+	for _, r := range rows[1:] {
+		sub = append(sub, []string{r[0], r[1]})
+	}
+	path := filepath.Join(t.TempDir(), "submission.csv")
+	textPairWriteCSV(t, path, sub[0], sub[1:])
+	g, err := grading.Grade(spec, path, filepath.Join(dirs.Private, spec.Files.Answers))
+	if err != nil || !g.Valid {
+		t.Fatalf("the whole-text baseline: %v %+v", err, g)
+	}
+	return *g.Score
 }

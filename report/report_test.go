@@ -3,14 +3,17 @@ package report
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"mlerl/internal/testenv"
 )
 
 func TestEmbeddedTablesEqualShared(t *testing.T) {
-	shared, err := os.ReadFile("../../shared/data/baselines/paper_tables.csv")
+	shared, err := os.ReadFile(filepath.Join(testenv.SharedDir(t, "baselines"), "paper_tables.csv"))
 	if err != nil {
-		t.Skipf("SKIP: ../shared is not beside the repository: %v", err)
+		t.Fatal(err)
 	}
 	if !bytes.Equal(shared, paperTables) {
 		t.Fatal("report/paper_tables.csv differs from shared/data/baselines/paper_tables.csv: copy it again")

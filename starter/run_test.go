@@ -58,6 +58,9 @@ func TestRunEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(b, &rep); err != nil || rep.CompetitionID != "leaf-classification" || !rep.IsLowerBetter {
 			t.Errorf("final report %s: %+v %v", reports[0], rep, err)
 		}
+		if !rep.ValidSubmission || rep.Score == nil || math.IsNaN(*rep.Score) || math.IsInf(*rep.Score, 0) || *rep.Score < 0 {
+			t.Errorf("the output says the final program was graded, but its report has no finite log loss: %+v", rep)
+		}
 	case strings.Contains(out.String(), "no evaluated program wrote a valid submission") && len(reports) == 0:
 	default:
 		t.Errorf("want either a graded final program with its report.json or the no-valid-program line; found %d reports", len(reports))
@@ -108,6 +111,11 @@ func TestRunEndToEnd(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d training samples were valid", valid, len(results))
+	// The warm-started policy writes valid leaf programs (3 of 10 with seed 1): a run where none
+	// is valid means the sandbox, the data or the grader broke, not bad luck.
+	if valid == 0 {
+		t.Errorf("none of the %d training samples wrote a valid submission", len(results))
+	}
 }
 
 func TestRunRejectsBadInput(t *testing.T) {

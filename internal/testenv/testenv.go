@@ -1,6 +1,7 @@
 // Package testenv finds what the tests use for real: the repository's Temporal CLI, Debian's
 // Python, and the raw Kaggle files in ../shared. Missing pieces fail with the command that
-// installs them, rather than skipping silently.
+// installs them, rather than skipping silently; what only some machines have (../shared, the
+// Docker engine) skips loudly, and fails under CI=true (SkipOrFail).
 package testenv
 
 import (
@@ -41,22 +42,23 @@ func RequirePython(t testing.TB) {
 	}
 }
 
-// RawDir is ../shared/data/kaggle/<task>; the test is skipped, loudly, when shared/ is absent.
+// RawDir is ../shared/data/kaggle/<task>; the test is skipped, loudly, when shared/ is absent
+// (and fails under CI=true).
 func RawDir(t testing.TB, task string) string {
 	t.Helper()
 	d := filepath.Join(RepoRoot(), "..", "shared", "data", "kaggle", task)
 	if _, err := os.Stat(d); err != nil {
-		t.Skipf("SKIP: raw data %s is not beside the repository (CI has it): %v", d, err)
+		SkipOrFail(t, "raw data %s is not beside the repository (CI has it): %v", d, err)
 	}
 	return d
 }
 
-// SharedDir is ../shared/data/<sub>, skipping loudly when absent.
+// SharedDir is ../shared/data/<sub>, skipping loudly when absent (failing under CI=true).
 func SharedDir(t testing.TB, sub string) string {
 	t.Helper()
 	d := filepath.Join(RepoRoot(), "..", "shared", "data", sub)
 	if _, err := os.Stat(d); err != nil {
-		t.Skipf("SKIP: %s is not beside the repository (CI has it): %v", d, err)
+		SkipOrFail(t, "%s is not beside the repository (CI has it): %v", d, err)
 	}
 	return d
 }
