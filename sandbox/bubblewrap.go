@@ -47,7 +47,7 @@ func NewLocal(python string, unsafe bool) (*Local, error) {
 		}
 	}
 	if err := l.probe(); err != nil {
-		return nil, fmt.Errorf("bubblewrap cannot create its namespaces on this machine (%v): enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces>0), or pass --unsafe-no-sandbox to run agents' programs unsandboxed", err)
+		return nil, fmt.Errorf("the bubblewrap sandbox cannot run a trivial program on this machine (%v): if bwrap cannot create its namespaces, enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces>0); or pass --unsafe-no-sandbox to run agents' programs unsandboxed", err)
 	}
 	return l, nil
 }
@@ -169,7 +169,18 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 			fmt.Fprintf(&prelude, "echo $$ > %s || exit 125; ", f)
 		}
 	} else {
-		fmt.Fprintf(&prelude, "ulimit -v %d || exit 125; ulimit -u %d || exit 125; ", lim.MemoryBytes/1024, lim.Processes)
+		// RLIMIT_NPROC counts every thread of the real uid on the host, this process's included,
+		// so the program's allowance is added to what the uid already runs. bash spells it -u,
+		// dash (Debian's sh) -p.
+		nproc := lim.Processes + threadsOfUID(os.Getuid())
+		fmt.Fprintf(&prelude, "ulimit -v %d || exit 125; { ulimit -u %d 2>/dev/null || ulimit -p %d; } || exit 125; ",
+			lim.MemoryBytes/1024, nproc, nproc)
+	}
+	if ws == nil {
+		// No workspace (not root): one file cannot outgrow the disk limit (RLIMIT_FSIZE, in
+		// 512-byte blocks; Python ignores SIGXFSZ, so the write fails with EFBIG), and
+		// watchDisk bounds the folder's total, approximately.
+		fmt.Fprintf(&prelude, "ulimit -f %d || exit 125; ", disk/512)
 	}
 	prelude.WriteString(`exec "$@"`)
 
@@ -238,7 +249,7 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 			}
 		}
 		if watch != nil {
-			res.DiskFull = watch.close()
+			res.DiskFull = watch.close() || diskErrorIn(res.Output)
 		}
 		if ws != nil {
 			res.DiskFull = ws.checkFull()
@@ -316,6 +327,36 @@ func readableByOthers(data, program string) error {
 		return fmt.Errorf("the program %s must be readable by other users (mode o+r): the sandboxed program runs as uid %d (%v)", program, nobodyID, err)
 	}
 	return nil
+}
+
+// threadsOfUID counts the threads whose real uid is uid, as RLIMIT_NPROC does.
+func threadsOfUID(uid int) int {
+	n := 0
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		var real, threads int
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 {
+				switch f[0] {
+				case "Uid:":
+					real, _ = strconv.Atoi(f[1])
+				case "Threads:":
+					threads, _ = strconv.Atoi(f[1])
+				}
+			}
+		}
+		if real == uid {
+			n += threads
+		}
+	}
+	return n
 }
 
 // destroyOrWarn removes a group after a failed start; nil-safe.

@@ -266,7 +266,7 @@ func (d *Docker) Run(ctx context.Context, spec Spec, progress func(Progress)) (r
 	// diskState reads whether the run filled its quota and brings the work folder home.
 	diskState := func() error {
 		if watch != nil {
-			res.DiskFull = watch.close()
+			res.DiskFull = watch.close() || diskErrorIn(res.Output)
 		}
 		if ws != nil {
 			res.DiskFull = ws.checkFull()

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -268,7 +269,7 @@ func watchDisk(dir string, limit int64, over func()) *diskWatch {
 			case <-w.stop:
 				return
 			case <-t.C:
-				if duBytes(dir) > limit {
+				if duBytes(dir) >= limit {
 					w.full.Store(true)
 					over()
 					return
@@ -284,6 +285,12 @@ func (w *diskWatch) close() bool {
 	close(w.stop)
 	<-w.done
 	return w.full.Load()
+}
+
+// diskErrorIn reports whether the output's tail shows a write refused for space, the one sign
+// of a full /tmp (a tmpfs inside the sandbox, not visible from here) without a workspace.
+func diskErrorIn(output string) bool {
+	return strings.Contains(output, "No space left on device") || strings.Contains(output, "File too large")
 }
 
 // duBytes is the space allocated under dir, like du.
