@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -42,8 +43,10 @@ func NewLocal(python string, unsafe bool) (*Local, error) {
 		return nil, errors.New("bubblewrap (bwrap) is not installed: install Debian's bubblewrap (scripts/setup-system.sh), or pass --unsafe-no-sandbox to run agents' programs unsandboxed")
 	}
 	if os.Geteuid() == 0 {
-		if _, err := exec.LookPath("setpriv"); err != nil {
-			return nil, errors.New("setpriv is not installed (Debian's util-linux): as root the sandbox needs it to start bubblewrap as an unprivileged user")
+		for _, tool := range []string{"setpriv", "unshare"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				return nil, fmt.Errorf("%s is not installed (Debian's util-linux): as root the sandbox needs it to start bubblewrap as an unprivileged user", tool)
+			}
 		}
 	}
 	if err := l.probe(); err != nil {
@@ -90,13 +93,13 @@ func (l *Local) Name() string {
 
 // baseArgs isolates everything: no network, pid, ipc or uts sharing; read-only system folders;
 // a user namespace the program cannot nest another in (--disable-userns), no capabilities.
-// bwrap's --proc also covers /proc/sys, /proc/sysrq-trigger, /proc/irq and /proc/bus with
-// read-only binds, and the user namespace locks them (and every other read-only bind) so the
-// program cannot remount them writable.
+// /proc/sys is a read-only bind (bwrap's --proc covers it, /proc/sysrq-trigger, /proc/irq and
+// /proc/bus only where they are writable to it, i.e. when bwrap runs as root), and the user
+// namespace locks it, like every other read-only bind, so the program cannot remount it.
 func (l *Local) baseArgs() []string {
 	args := []string{"--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
 		"--die-with-parent", "--new-session", "--hostname", "sandbox",
-		"--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev"}
+		"--ro-bind", "/usr", "/usr", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"}
 	for _, d := range []string{"/bin", "/lib", "/lib64", "/sbin", "/lib32", "/libx32"} {
 		if target, err := os.Readlink(d); err == nil {
 			args = append(args, "--symlink", target, d)
@@ -121,7 +124,13 @@ func (l *Local) baseArgs() []string {
 // program's user namespace mapped to host root (or create none): the program then held every
 // capability over its own mounts (remounting read-only binds writable) and host root's file
 // ownership (writing /proc/sys). As nobody, bwrap needs unprivileged user namespaces.
-var dropToNobody = []string{"setpriv", "--reuid", strconv.Itoa(nobodyID), "--regid", strconv.Itoa(nobodyID),
+//
+// unshare --pid --fork puts setpriv and bwrap in a pid namespace of their own, whose init is
+// bwrap's monitor: bwrap's monitor exits once its sandbox init reports the exit code, before
+// reaping it, so without this every run left a [bwrap] zombie of uid 65534 for the host's pid 1
+// to reap whenever it gets round to it. When the namespace's init exits, the kernel kills and
+// reaps everything left in it, and unshare (our child) waits for that.
+var dropToNobody = []string{"unshare", "--pid", "--fork", "--kill-child", "--", "setpriv", "--reuid", strconv.Itoa(nobodyID), "--regid", strconv.Itoa(nobodyID),
 	"--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"}
 
 // Run executes spec.Program with spec.DataDir visible read-only as ./input.
@@ -226,11 +235,34 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 		return Result{}, fmt.Errorf("starting sandbox: %w", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var waited sync.Mutex // held while the group may be signalled; exited once reaped
+	exited := false
+	go func() {
+		err := cmd.Wait()
+		waited.Lock()
+		exited = true
+		waited.Unlock()
+		done <- err
+	}()
+	killGroup := func() {
+		waited.Lock()
+		defer waited.Unlock()
+		if !exited { // once reaped, the group's id may be another's
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
 	kill := func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if ws != nil && cg != nil {
+			// Everything but unshare (our child): it reaps the pid namespace's init, which it
+			// could not once dead (the init would be a zombie of the host's pid 1). Should it
+			// not exit once its child is gone, it goes too.
+			cg.killAll(cmd.Process.Pid)
+			time.AfterFunc(5*time.Second, killGroup)
+			return
+		}
+		killGroup()
 		if cg != nil {
-			cg.killAll()
+			cg.killAll(0)
 		}
 	}
 	var watch *diskWatch
@@ -311,7 +343,7 @@ loop:
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
 		return Result{}, fmt.Errorf("waiting for sandbox: %w", waitErr)
 	}
-	if !res.TimedOut && !l.Unsafe && res.ExitCode != 0 && (strings.HasPrefix(res.Output, "bwrap:") || strings.HasPrefix(res.Output, "setpriv:")) {
+	if !res.TimedOut && !l.Unsafe && res.ExitCode != 0 && (strings.HasPrefix(res.Output, "bwrap:") || strings.HasPrefix(res.Output, "setpriv:") || strings.HasPrefix(res.Output, "unshare:")) {
 		return Result{}, fmt.Errorf("bubblewrap failed: %s", strings.TrimSpace(res.Output))
 	}
 	return res, nil

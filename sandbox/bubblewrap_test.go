@@ -304,3 +304,32 @@ print('leaving', flush=True)
 		t.Fatalf("cgroups left behind: %v", left)
 	}
 }
+
+// TestNoZombiesLeft: a run leaves no process of the sandbox's uid behind, zombies included
+// (bwrap's monitor exits before reaping its sandbox init; see dropToNobody).
+func TestNoZombiesLeft(t *testing.T) {
+	sb := newTestSandbox(t)
+	requireOrSkip(t, os.Geteuid() == 0, "not root: the program runs as our own uid")
+	ours := func() map[string]bool {
+		m := map[string]bool{}
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+			if err == nil && strings.Contains(string(b), fmt.Sprintf("\nUid:\t%d\t", nobodyID)) {
+				m[e.Name()] = true
+			}
+		}
+		return m
+	}
+	before := ours()
+	for _, p := range []string{"print('hi')", "import os, time\nif os.fork() == 0:\n  os.setsid(); time.sleep(100)\nprint('x')"} {
+		mustRun(t, sb, p, Limits{})
+	}
+	mustRun(t, sb, "import time\ntime.sleep(60)", Limits{Wall: time.Second, MemoryBytes: 512 << 20, Processes: 32, OutputBytes: 4096})
+	for pid := range ours() {
+		if !before[pid] {
+			st, _ := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+			t.Errorf("process %s of uid %d left behind: %s", pid, nobodyID, st)
+		}
+	}
+}

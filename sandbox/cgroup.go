@@ -227,13 +227,17 @@ func (c *cgroup) procs() []int {
 // killAll sends SIGKILL to every process in the group (a program's orphans included). v2 has
 // cgroup.kill for this; on v1 each pid is opened (os.FindProcess holds a pidfd) and checked to
 // still be in our group before the signal, so a pid reused by a host process is never hit.
-func (c *cgroup) killAll() {
-	if c.v2 {
+// A non-zero except is spared.
+func (c *cgroup) killAll(except int) {
+	if c.v2 && except == 0 {
 		if os.WriteFile(filepath.Join(c.memDir, "cgroup.kill"), []byte("1"), 0o644) == nil {
 			return
 		}
 	}
 	for _, pid := range c.procs() {
+		if pid == except {
+			continue
+		}
 		proc, err := os.FindProcess(pid)
 		if err != nil {
 			continue
@@ -275,7 +279,7 @@ func (c *cgroup) destroy() error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cgroup %s: %d processes still running %s after SIGKILL (pids %v); the group is left in place", c.dirs[0], len(left), destroyTimeout, left)
 		}
-		c.killAll()
+		c.killAll(0)
 		time.Sleep(20 * time.Millisecond)
 	}
 	var errs []error
