@@ -253,16 +253,18 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 	}
 	kill := func() {
 		if ws != nil && cg != nil {
-			// Everything but unshare (our child): it reaps the pid namespace's init, which it
-			// could not once dead (the init would be a zombie of the host's pid 1). Should it
-			// not exit once its child is gone, it goes too.
-			cg.killAll(cmd.Process.Pid)
+			// Everything but unshare (our child) and bwrap's monitor (its child, the pid
+			// namespace's init): the monitor exits once the sandbox is gone, unshare reaps it
+			// (dead, it would be a zombie of the host's pid 1; killed, unshare complains into
+			// the program's output). Should they not exit, they go too.
+			unshare := cmd.Process.Pid
+			cg.killAll(func(pid int) bool { return pid == unshare || parentOf(pid) == unshare })
 			time.AfterFunc(5*time.Second, killGroup)
 			return
 		}
 		killGroup()
 		if cg != nil {
-			cg.killAll(0)
+			cg.killAll(nil)
 		}
 	}
 	var watch *diskWatch

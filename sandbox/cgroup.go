@@ -227,15 +227,15 @@ func (c *cgroup) procs() []int {
 // killAll sends SIGKILL to every process in the group (a program's orphans included). v2 has
 // cgroup.kill for this; on v1 each pid is opened (os.FindProcess holds a pidfd) and checked to
 // still be in our group before the signal, so a pid reused by a host process is never hit.
-// A non-zero except is spared.
-func (c *cgroup) killAll(except int) {
-	if c.v2 && except == 0 {
+// Processes for which spare is true are left alone (spare may be nil).
+func (c *cgroup) killAll(spare func(pid int) bool) {
+	if c.v2 && spare == nil {
 		if os.WriteFile(filepath.Join(c.memDir, "cgroup.kill"), []byte("1"), 0o644) == nil {
 			return
 		}
 	}
 	for _, pid := range c.procs() {
-		if pid == except {
+		if spare != nil && spare(pid) {
 			continue
 		}
 		proc, err := os.FindProcess(pid)
@@ -247,6 +247,22 @@ func (c *cgroup) killAll(except int) {
 		}
 		proc.Release()
 	}
+}
+
+// parentOf is pid's parent pid, 0 if unknown.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses, so parse after the last ')'.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // holds reports whether pid is in one of the run's groups, from the host's view of it.
@@ -279,7 +295,7 @@ func (c *cgroup) destroy() error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cgroup %s: %d processes still running %s after SIGKILL (pids %v); the group is left in place", c.dirs[0], len(left), destroyTimeout, left)
 		}
-		c.killAll(0)
+		c.killAll(nil)
 		time.Sleep(20 * time.Millisecond)
 	}
 	var errs []error

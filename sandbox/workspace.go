@@ -6,7 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -23,24 +25,27 @@ func (l Limits) disk() int64 {
 	return DefaultDiskBytes
 }
 
-// workspace is one run's writable storage when this process is root: a tmpfs of Limits.DiskBytes
-// mounted on the host, holding the program's work folder (work/) and /tmp (tmp/), so both
-// together are bounded by the kernel, exactly, and a program that fills them gets ENOSPC. The
-// caller's Spec.WorkDir is copied in before and out after the run.
+// workspace is one run's writable storage when this process is root: a file system of
+// Limits.DiskBytes mounted on the host, holding the program's work folder (work/) and /tmp
+// (tmp/), so both together are bounded by the kernel and a program that fills them gets ENOSPC.
+// The caller's Spec.WorkDir is copied in before and out after the run.
 //
-// tmpfs lives in RAM: a full workspace costs the host DiskBytes of memory (charged to the
-// memory cgroup of the program that wrote it, so it also counts against Limits.MemoryBytes).
-// That is fine for the limits tasks use (a GiB or so beside several GiB of memory), but
-// DiskBytes should stay well below the host's free memory times the concurrent runs.
+// The file system is ext4 in a sparse image under /var/tmp, loop-mounted: it takes host disk as
+// it fills, at most DiskBytes, and the image is unlinked as soon as it is mounted, so it goes
+// with the mount. Where that cannot be done (no loop devices or mkfs.ext4) it is a tmpfs, which
+// lives in RAM: a full workspace then costs the host DiskBytes of memory, charged to the memory
+// cgroup of the program that wrote it, so it counts against Limits.MemoryBytes too and a
+// program filling its disk may be reported out of memory first.
 //
 // For bubblewrap, which runs as the unprivileged uid and so cannot open paths under root's 0700
 // folders, the public data and the program are also bind-mounted read-only into the workspace
 // (data/, solution.py), whose root is open to that uid's group only.
 type workspace struct {
-	root  string // the tmpfs mount point; its parent is the per-run folder
+	root  string // the mount point; its parent is the per-run folder
 	limit int64
 	uid   int
 	gid   int
+	inRAM bool     // a tmpfs, not a disk image
 	binds []string // read-only bind mounts made inside root, unmounted before it
 	full  atomic.Bool
 }
@@ -68,15 +73,18 @@ func newWorkspace(limit int64, uid, gid int) (*workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Inodes cost memory outside the size limit: a program creating millions of empty files
-	// must hit a bound too. One inode per 16 KiB of quota, within [4096, 1<<20].
+	// Inodes cost space (and in a tmpfs, memory) outside the size limit: a program creating
+	// millions of empty files must hit a bound too. One inode per 16 KiB, within [4096, 1<<20].
 	inodes := min(max(limit/(16<<10), 4096), 1<<20)
-	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0750,uid=0,gid=%d", limit, inodes, gid)
-	if err := syscall.Mount("tmpfs", root, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
-		os.Remove(root)
-		return nil, fmt.Errorf("mounting a %d-byte tmpfs on %s: %w", limit, root, err)
-	}
 	w := &workspace{root: root, limit: limit, uid: uid, gid: gid}
+	if diskErr := mountDiskImage(root, limit, inodes, gid); diskErr != nil {
+		opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0750,uid=0,gid=%d", limit, inodes, gid)
+		if err := syscall.Mount("tmpfs", root, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+			os.Remove(root)
+			return nil, fmt.Errorf("mounting a %d-byte workspace on %s: a disk image failed (%v), and a tmpfs: %w", limit, root, diskErr, err)
+		}
+		w.inRAM = true
+	}
 	for _, d := range []string{w.Work(), w.Tmp()} {
 		if err := os.Mkdir(d, 0o700); err == nil {
 			err = os.Chown(d, uid, gid)
@@ -87,6 +95,47 @@ func newWorkspace(limit int64, uid, gid int) (*workspace, error) {
 		}
 	}
 	return w, nil
+}
+
+// imageDir holds the workspaces' disk images (unlinked once mounted): on disk, unlike /run.
+const imageDir = "/var/tmp/mlerl-sandbox"
+
+// mountDiskImage mounts at root a fresh ext4 image with room for size bytes of files.
+func mountDiskImage(root string, size, inodes int64, gid int) error {
+	mkfs, err := exec.LookPath("mkfs.ext4")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(imageDir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(imageDir, "disk-*.img")
+	if err != nil {
+		return err
+	}
+	img := f.Name()
+	// The loop device keeps the image open: unlinked now, its blocks go when it is unmounted.
+	defer os.Remove(img)
+	// ext4's own metadata (bitmaps, inode tables) takes a few percent: added so the program's
+	// files get about size bytes.
+	err = f.Truncate(size + size/64 + inodes*256 + 4<<20)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if out, err := exec.Command(mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal", "-N", strconv.FormatInt(inodes, 10),
+		"-E", "lazy_itable_init=1,root_owner=0:"+strconv.Itoa(gid), img).CombinedOutput(); err != nil {
+		return fmt.Errorf("mkfs.ext4: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	if out, err := exec.Command("mount", "-o", "loop,nosuid,nodev", img, root).CombinedOutput(); err != nil {
+		return fmt.Errorf("mount -o loop: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	os.Remove(filepath.Join(root, "lost+found"))
+	if err := os.Chmod(root, 0o750); err != nil {
+		syscall.Unmount(root, syscall.MNT_DETACH)
+		return err
+	}
+	return nil
 }
 
 func (w *workspace) Work() string    { return filepath.Join(w.root, "work") }
@@ -116,15 +165,21 @@ func (w *workspace) bindInputs(data, program string) error {
 	return nil
 }
 
-// fullSlack: a tmpfs with less free than this has been filled (writes fail page by page, so a
-// program that hit ENOSPC leaves well under one page free).
-const fullSlack = 256 << 10
+// fullSlack is how little free space counts as full: a tmpfs fails writes page by page, so a
+// program that hit ENOSPC leaves under a page; ext4 refuses a write while it still holds a few
+// hundred KiB for metadata and delayed allocation, so a little more is allowed there.
+func (w *workspace) fullSlack() int64 {
+	if w.inRAM {
+		return min(256<<10, w.limit/16)
+	}
+	return max(1<<20, w.limit/256)
+}
 
 // checkFull records whether the quota is (or was at any check) used up, in bytes or inodes.
 func (w *workspace) checkFull() bool {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(w.root, &st); err == nil {
-		if int64(st.Bavail)*st.Bsize < min(fullSlack, w.limit/16) || (st.Files > 0 && st.Ffree == 0) {
+		if int64(st.Bavail)*st.Bsize < w.fullSlack() || (st.Files > 0 && st.Ffree == 0) {
 			w.full.Store(true)
 		}
 	}
