@@ -335,3 +335,24 @@ func TestNoZombiesLeft(t *testing.T) {
 		}
 	}
 }
+
+// requireOddFilesKept: what the program leaves in its work folder reaches the host as it was,
+// never followed: a symlink stays a link (to the host's /etc/passwd, unread), a FIFO a FIFO.
+func requireOddFilesKept(t *testing.T, sb Sandbox) {
+	t.Helper()
+	res, work := mustRun(t, sb, "import os\nos.symlink('/etc/passwd', 'link.csv')\nos.mkfifo('submission.csv')\nos.makedirs('a/b')\nopen('a/b/c', 'w').write('c')\nprint('ok')", Limits{})
+	if res.ExitCode != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if st, err := os.Lstat(filepath.Join(work, "link.csv")); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("link.csv must stay a symlink: %v", err)
+	}
+	if st, err := os.Lstat(filepath.Join(work, "submission.csv")); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("submission.csv must stay a FIFO: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "a", "b", "c")); err != nil || string(b) != "c" {
+		t.Errorf("a/b/c must be copied: %q %v", b, err)
+	}
+}
+
+func TestSandboxOddFilesKept(t *testing.T) { requireOddFilesKept(t, newTestSandbox(t)) }

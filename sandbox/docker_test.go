@@ -262,3 +262,5 @@ func TestDockerNoEscape(t *testing.T) {
 func TestDockerDiskLimit(t *testing.T) {
 	requireDiskLimit(t, newDockerSandbox(t).sb)
 }
+
+func TestDockerOddFilesKept(t *testing.T) { requireOddFilesKept(t, newDockerSandbox(t).sb) }

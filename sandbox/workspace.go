@@ -219,8 +219,8 @@ func (w *workspace) close() error {
 	return errors.Join(errs...)
 }
 
-// copyTree copies regular files, folders and symlinks from src into dst (created if needed),
-// skipping top-level names in skip and anything else (fifos, sockets, devices). Files are
+// copyTree copies regular files, folders, symlinks and FIFOs from src into dst (created if
+// needed), skipping top-level names in skip and anything else (sockets, devices). Files are
 // chowned to uid:gid when uid >= 0 and we are root. An existing non-folder at a destination
 // path is replaced, so a planted symlink is never written through.
 func copyTree(src, dst string, uid, gid int, skip map[string]bool) error {
@@ -274,8 +274,15 @@ func copyTree(src, dst string, uid, gid int, skip map[string]bool) error {
 			return chown(target)
 		case d.Type().IsRegular():
 			return copyFile(p, target, info.Mode().Perm(), chown)
+		case d.Type()&fs.ModeNamedPipe != 0:
+			// Recreated, not read (a read would block): the caller sees what the program left,
+			// e.g. a FIFO named submission.csv, and refuses it as not a regular file.
+			if err := syscall.Mkfifo(target, uint32(info.Mode().Perm())); err != nil {
+				return err
+			}
+			return chown(target)
 		}
-		return nil
+		return nil // sockets and devices (which nodev makes useless anyway) are dropped
 	})
 }
 
