@@ -49,6 +49,9 @@ func NewLocal(python string, unsafe bool) (*Local, error) {
 			}
 		}
 	}
+	if os.Geteuid() == 0 {
+		cleanStaleWorkspaces()
+	}
 	if err := l.probe(); err != nil {
 		return nil, fmt.Errorf("the bubblewrap sandbox cannot run a trivial program on this machine (%v): if bwrap cannot create its namespaces, enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces>0); or pass --unsafe-no-sandbox to run agents' programs unsandboxed", err)
 	}

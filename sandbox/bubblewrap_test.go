@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -356,3 +357,35 @@ func requireOddFilesKept(t *testing.T, sb Sandbox) {
 }
 
 func TestSandboxOddFilesKept(t *testing.T) { requireOddFilesKept(t, newTestSandbox(t)) }
+
+// TestStaleWorkspacesCleaned: a workspace left mounted by a process that died is unmounted and
+// removed when a sandbox starts; a live process's is kept.
+func TestStaleWorkspacesCleaned(t *testing.T) {
+	requireOrSkip(t, os.Geteuid() == 0, "not root: no workspace is mounted")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	base, err := workspaceBase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(base, fmt.Sprintf("run-%d-x", dead.Process.Pid))
+	live := filepath.Join(base, fmt.Sprintf("run-%d-x", os.Getppid()))
+	for _, d := range []string{stale, live} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mount("tmpfs", d, "tmpfs", 0, "size=1m"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { syscall.Unmount(live, syscall.MNT_DETACH); os.Remove(live) }()
+	newTestSandbox(t)
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("the dead process's workspace %s is still there", stale)
+	}
+	if b, _ := os.ReadFile("/proc/self/mounts"); !strings.Contains(string(b), live) || strings.Contains(string(b), stale) {
+		t.Errorf("want %s mounted and %s not", live, stale)
+	}
+}

@@ -91,6 +91,9 @@ func NewDocker(ctx context.Context, o DockerOptions) (*Docker, error) {
 	}
 	err := checkDockerImage(ctx, d.cli, d.image)
 	if err == nil {
+		if os.Geteuid() == 0 {
+			cleanStaleWorkspaces()
+		}
 		err = d.probe(ctx)
 	}
 	if err != nil && o.Client == nil {

@@ -63,13 +63,40 @@ func workspaceBase() (string, error) {
 	return base, os.Chmod(base, 0o711)
 }
 
+// cleanStaleWorkspaces unmounts and removes the workspaces of processes that are gone (a
+// platform killed mid-run leaves its mounts behind). Those of live processes are left alone.
+func cleanStaleWorkspaces() {
+	base, err := workspaceBase()
+	if err != nil {
+		return
+	}
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		var pid int
+		var rest string
+		if n, _ := fmt.Sscanf(e.Name(), "run-%d-%s", &pid, &rest); n != 2 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+			continue // alive (or a reused pid: left for a later start)
+		}
+		dir := filepath.Join(base, e.Name())
+		for _, sub := range []string{"data", "solution.py", ""} {
+			syscall.Unmount(filepath.Join(dir, sub), syscall.MNT_DETACH)
+		}
+		if err := os.Remove(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "WARNING: sandbox: removing a stale workspace %s: %v\n", dir, err)
+		}
+	}
+}
+
 // newWorkspace mounts the tmpfs, with work/ and tmp/ owned by uid:gid.
 func newWorkspace(limit int64, uid, gid int) (*workspace, error) {
 	base, err := workspaceBase()
 	if err != nil {
 		return nil, fmt.Errorf("creating the workspace base: %w", err)
 	}
-	root, err := os.MkdirTemp(base, "run-")
+	root, err := os.MkdirTemp(base, fmt.Sprintf("run-%d-", os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
