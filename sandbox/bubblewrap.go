@@ -178,7 +178,7 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 	var prelude strings.Builder
 	if cg != nil {
 		for _, f := range cg.procsFiles {
-			fmt.Fprintf(&prelude, "echo $$ > %s || exit 125; ", f)
+			fmt.Fprintf(&prelude, "echo $$ > '%s' || exit 125; ", strings.ReplaceAll(f, "'", `'\''`))
 		}
 	} else {
 		// RLIMIT_NPROC counts every thread of the real uid on the host, this process's included,

@@ -213,9 +213,10 @@ func (w *workspace) checkFull() bool {
 	return w.full.Load()
 }
 
-// copyIn copies the caller's work dir into the workspace (normally empty: nothing to do).
+// copyIn copies the caller's work dir into the workspace (normally empty: nothing to do). Its
+// ./input (a symlink the unsandboxed runner leaves, say) is not: the data is mounted there.
 func (w *workspace) copyIn(dir string) error {
-	return copyTree(dir, w.Work(), w.uid, w.gid, nil)
+	return copyTree(dir, w.Work(), w.uid, w.gid, map[string]bool{InputDir: true})
 }
 
 // copyOut copies what the program left in its work folder to dir, owned by the program's
