@@ -389,3 +389,36 @@ func TestStaleWorkspacesCleaned(t *testing.T) {
 		t.Errorf("want %s mounted and %s not", live, stale)
 	}
 }
+
+// TestV2Parent: on the unified hierarchy the runs' groups go under our own group when it
+// delegates pids and memory, else beside it, else at the root (a fake hierarchy in a folder).
+func TestV2Parent(t *testing.T) {
+	fake := t.TempDir()
+	defer func(old string) { cgroupFS = old }(cgroupFS)
+	cgroupFS = fake
+	own := filepath.Join(fake, "a", "b")
+	os.MkdirAll(own, 0o755)
+	set := func(dir, controllers string) {
+		os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(controllers), 0o644)
+	}
+	set(fake, "cpu memory pids")
+	set(filepath.Join(fake, "a"), "")
+	set(own, "")
+	if got := v2Parent("/a/b"); got != fake {
+		t.Errorf("only the root delegates: got %s", got)
+	}
+	set(filepath.Join(fake, "a"), "memory pids")
+	if got := v2Parent("/a/b"); got != filepath.Join(fake, "a") {
+		t.Errorf("our parent delegates (we hold processes): got %s", got)
+	}
+	set(own, "pids memory")
+	if got := v2Parent("/a/b"); got != own {
+		t.Errorf("our own group delegates: got %s", got)
+	}
+	set(fake, "cpu")
+	set(filepath.Join(fake, "a"), "")
+	set(own, "memory")
+	if got := v2Parent("/a/b"); got != "" {
+		t.Errorf("nothing delegates both: got %q, want none (rlimits)", got)
+	}
+}
