@@ -513,7 +513,8 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 	}
 	work := filepath.Join(tmp, "work")
 	lim := sandbox.Limits{Wall: time.Duration(spec.Limits.WallSeconds) * time.Second,
-		MemoryBytes: int64(spec.Limits.MemoryMB) << 20, Processes: spec.Limits.Processes, OutputBytes: spec.Limits.OutputKB << 10}
+		MemoryBytes: int64(spec.Limits.MemoryMB) << 20, Processes: spec.Limits.Processes, OutputBytes: spec.Limits.OutputKB << 10,
+		DiskBytes: int64(spec.Limits.Disk()) << 20}
 	run, err := a.Sandbox.Run(ctx, sandbox.Spec{Program: progFile, DataDir: dirs.Public, WorkDir: work, Limits: lim},
 		func(p sandbox.Progress) {
 			activity.RecordHeartbeat(ctx, Heartbeat{ElapsedS: p.Elapsed.Seconds(),
@@ -545,6 +546,8 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 		res.Reason = fmt.Sprintf("timed out after %ds", spec.Limits.WallSeconds)
 	case run.OutOfMemory:
 		res.Reason = fmt.Sprintf("ran out of memory (%d MiB)", spec.Limits.MemoryMB)
+	case run.DiskFull:
+		res.Reason = fmt.Sprintf("disk limit exceeded (%d MiB)", spec.Limits.Disk())
 	case !ran:
 		res.Reason = fmt.Sprintf("exited with code %d", run.ExitCode)
 	}

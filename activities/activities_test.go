@@ -33,6 +33,7 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 	reg := tasks.Builtin()
 	spec, _ := reg.Get("leaf-classification")
 	spec.Limits.WallSeconds = 3 // the registry's specs are ours to change in a test
+	spec.Limits.DiskMB = 64
 	root := t.TempDir()
 	store := artifacts.FS{Root: filepath.Join(root, "r")}
 	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb, Instrumenter: instrument.AST{Python: testenv.Python},
@@ -44,11 +45,13 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 		name, program string
 		reward        float64
 		timedOut      bool
+		reason        string // when set, the result's reason contains it
 	}{
-		{"crash after loading", "import pandas as pd\ntrain = pd.read_csv('input/train.csv')\nraise ValueError('boom')\n", -9.8, false},
-		{"timeout after importing", "import time\nimport pandas as pd\ntime.sleep(60)\n", -9.9, true},
-		{"runs but writes nothing", "import pandas as pd\n", -9.9, false},
-		{"a symlink as the submission is never read", "import os\nimport pandas as pd\nos.symlink('/etc/passwd', 'submission.csv')\n", -9.9, false},
+		{"crash after loading", "import pandas as pd\ntrain = pd.read_csv('input/train.csv')\nraise ValueError('boom')\n", -9.8, false, ""},
+		{"timeout after importing", "import time\nimport pandas as pd\ntime.sleep(60)\n", -9.9, true, ""},
+		{"runs but writes nothing", "import pandas as pd\n", -9.9, false, ""},
+		{"a symlink as the submission is never read", "import os\nimport pandas as pd\nos.symlink('/etc/passwd', 'submission.csv')\n", -9.9, false, ""},
+		{"fills its disk", "import pandas as pd\ntrain = pd.read_csv('input/train.csv')\nwith open('big', 'wb') as f:\n  for i in range(200): f.write(b'x' * (1 << 20))\n", -9.8, false, "disk limit exceeded (64 MiB)"},
 	}
 	for i, c := range cases {
 		id := "case-" + string(rune('a'+i))
@@ -64,6 +67,9 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 		v.Get(&res)
 		if res.Valid || res.TimedOut != c.timedOut || res.Reward < c.reward-1e-9 || res.Reward > c.reward+1e-9 || res.Reason == "" {
 			t.Errorf("%s: %+v, want reward %v, timed out %v, and a reason", c.name, res, c.reward, c.timedOut)
+		}
+		if !strings.Contains(res.Reason, c.reason) {
+			t.Errorf("%s: reason %q, want it to say %q", c.name, res.Reason, c.reason)
 		}
 		if _, err := os.Stat(filepath.Join(store.Root, "samples", id, "output.txt")); err != nil {
 			t.Errorf("%s: output not stored", c.name)

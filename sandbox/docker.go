@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -89,6 +91,9 @@ func NewDocker(ctx context.Context, o DockerOptions) (*Docker, error) {
 	}
 	err := checkDockerImage(ctx, d.cli, d.image)
 	if err == nil {
+		if os.Geteuid() == 0 {
+			cleanStaleWorkspaces()
+		}
 		err = d.probe(ctx)
 	}
 	if err != nil && o.Client == nil {
@@ -153,15 +158,50 @@ func (d *Docker) Close() error { return d.cli.Close() }
 
 // Run executes spec.Program in a new container, spec.DataDir visible read-only as ./input.
 // The container is removed however the run ends.
-func (d *Docker) Run(ctx context.Context, spec Spec, progress func(Progress)) (Result, error) {
+//
+// As root, the work folder and /tmp are a per-run tmpfs workspace of Limits.DiskBytes mounted on
+// the host and bind-mounted into the container (the engine runs on this host; a tmpfs of the
+// engine's own would vanish with the container, before the submission could be read), with
+// spec.WorkDir copied in before and out after. Otherwise spec.WorkDir is bind-mounted as it
+// is, its size watched, and /tmp is a tmpfs of the engine's limited to Limits.DiskBytes.
+func (d *Docker) Run(ctx context.Context, spec Spec, progress func(Progress)) (res Result, err error) {
 	work, data, prog, err := absPaths(spec)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := d.prepareWorkDir(work); err != nil {
-		return Result{}, fmt.Errorf("preparing work dir: %w", err)
-	}
 	lim := spec.Limits
+	disk := lim.disk()
+	var ws *workspace
+	mounts := []mount.Mount{
+		{Type: mount.TypeBind, Source: data, Target: WorkMount + "/" + InputDir, ReadOnly: true},
+		{Type: mount.TypeBind, Source: prog, Target: "/code/solution.py", ReadOnly: true},
+	}
+	// Charged to the container's memory limit, like bubblewrap's private /tmp.
+	tmpfs := map[string]string{"/tmp": "rw,nosuid,nodev,mode=1777,size=" + strconv.FormatInt(disk, 10)}
+	if os.Geteuid() == 0 {
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			return Result{}, fmt.Errorf("creating work dir: %w", err)
+		}
+		if ws, err = newWorkspace(disk, d.uid, d.gid); err != nil {
+			return Result{}, err
+		}
+		defer func() {
+			if cerr := ws.close(); cerr != nil {
+				fmt.Fprintf(os.Stderr, "WARNING: docker sandbox: %v\n", cerr)
+			}
+		}()
+		if err := ws.copyIn(work); err != nil {
+			return Result{}, fmt.Errorf("copying the work dir into the workspace: %w", err)
+		}
+		mounts = append([]mount.Mount{{Type: mount.TypeBind, Source: ws.Work(), Target: WorkMount},
+			{Type: mount.TypeBind, Source: ws.Tmp(), Target: "/tmp"}}, mounts...)
+		tmpfs = nil
+	} else {
+		if err := d.prepareWorkDir(work); err != nil {
+			return Result{}, fmt.Errorf("preparing work dir: %w", err)
+		}
+		mounts = append([]mount.Mount{{Type: mount.TypeBind, Source: work, Target: WorkMount}}, mounts...)
+	}
 	pids := int64(lim.Processes)
 	useInit := true // python must not be PID 1: PID 1 ignores default signals and reaps no orphans
 	cfg := &container.Config{
@@ -177,14 +217,9 @@ func (d *Docker) Run(ctx context.Context, spec Spec, progress func(Progress)) (R
 		NetworkDisabled: true,
 	}
 	host := &container.HostConfig{
-		NetworkMode: "none",
-		Mounts: []mount.Mount{
-			{Type: mount.TypeBind, Source: work, Target: WorkMount},
-			{Type: mount.TypeBind, Source: data, Target: WorkMount + "/" + InputDir, ReadOnly: true},
-			{Type: mount.TypeBind, Source: prog, Target: "/code/solution.py", ReadOnly: true},
-		},
-		// Charged to the container's memory limit, like bubblewrap's private /tmp.
-		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,mode=1777"},
+		NetworkMode:    "none",
+		Mounts:         mounts,
+		Tmpfs:          tmpfs,
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges"},
@@ -226,11 +261,29 @@ func (d *Docker) Run(ctx context.Context, spec Spec, progress func(Progress)) (R
 	if err := d.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return cancelled(ctx, fmt.Errorf("starting container: %w", err))
 	}
+	var watch *diskWatch
+	var killedForDisk atomic.Bool
+	if ws == nil {
+		watch = watchDisk(work, disk, func() { killedForDisk.Store(true); d.kill(id) })
+	}
+	// diskState reads whether the run filled its quota and brings the work folder home.
+	diskState := func() error {
+		if watch != nil {
+			res.DiskFull = watch.close() || diskErrorIn(res.Output)
+		}
+		if ws != nil {
+			res.DiskFull = ws.checkFull()
+			if err := ws.copyOut(work); err != nil {
+				return fmt.Errorf("copying the work dir out of the workspace: %w", err)
+			}
+		}
+		return nil
+	}
+	var peakMem int64 // the highest memory use seen while it ran, for the OOM hint below
 	deadline := time.NewTimer(lim.Wall)
 	defer deadline.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	var res Result
 loop:
 	for {
 		select {
@@ -252,8 +305,16 @@ loop:
 			drain(copied, att.Close)
 			res.Duration, res.TimedOut, res.ExitCode = time.Since(start), true, -1
 			res.Output, res.OutputBytes, _ = out.snapshot()
+			d.waitGone(waitC, waitErrC)
+			if err := diskState(); err != nil {
+				fmt.Fprintf(os.Stderr, "WARNING: docker sandbox: %v\n", err)
+			}
 			return res, ctx.Err()
 		case <-tick.C:
+			if ws != nil {
+				ws.checkFull()
+			}
+			peakMem = max(peakMem, d.memoryUsage(id))
 			if progress != nil {
 				_, n, last := out.snapshot()
 				progress(Progress{Elapsed: time.Since(start), OutputBytes: n, LastLine: last})
@@ -263,6 +324,9 @@ loop:
 	res.Duration = time.Since(start)
 	drain(copied, att.Close)
 	res.Output, res.OutputBytes, _ = out.snapshot()
+	if err := diskState(); err != nil {
+		return Result{}, err
+	}
 	ictx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := d.cli.ContainerInspect(ictx, id)
@@ -270,7 +334,38 @@ loop:
 		return Result{}, fmt.Errorf("inspecting container: %w", err)
 	}
 	res.OutOfMemory = st.State != nil && st.State.OOMKilled
+	// Where the engine misses the OOM event: SIGKILLed, not by us, after using the memory limit.
+	if !res.OutOfMemory && res.ExitCode == 137 && !res.TimedOut && !killedForDisk.Load() && lim.MemoryBytes > 0 &&
+		peakMem >= lim.MemoryBytes-lim.MemoryBytes/20 {
+		res.OutOfMemory = true
+	}
 	return res, nil
+}
+
+// waitGone waits (bounded) for a killed container to exit, so its processes are gone before
+// its work folder is read.
+func (d *Docker) waitGone(waitC <-chan container.WaitResponse, waitErrC <-chan error) {
+	select {
+	case <-waitC:
+	case <-waitErrC:
+	case <-time.After(30 * time.Second):
+	}
+}
+
+// memoryUsage is the container's current (cgroup v2) or peak (v1) memory use, 0 if unknown.
+func (d *Docker) memoryUsage(id string) int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := d.cli.ContainerStatsOneShot(ctx, id)
+	if err != nil {
+		return 0
+	}
+	defer st.Body.Close()
+	var s container.StatsResponse
+	if json.NewDecoder(st.Body).Decode(&s) != nil {
+		return 0
+	}
+	return int64(max(s.MemoryStats.MaxUsage, s.MemoryStats.Usage))
 }
 
 // absPaths makes the Spec's paths absolute, as bind mounts need.

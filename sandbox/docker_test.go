@@ -252,3 +252,15 @@ func TestDockerRefusesMissingImage(t *testing.T) {
 		t.Fatalf("want a refusal naming the image and the build script, got %v", err)
 	}
 }
+
+// TestDockerNoEscape: the escapes of issue 19 fail in a container too (see requireNoEscape).
+func TestDockerNoEscape(t *testing.T) {
+	requireNoEscape(t, newDockerSandbox(t).sb)
+}
+
+// TestDockerDiskLimit: the work folder and /tmp are bounded by Limits.DiskBytes.
+func TestDockerDiskLimit(t *testing.T) {
+	requireDiskLimit(t, newDockerSandbox(t).sb)
+}
+
+func TestDockerOddFilesKept(t *testing.T) { requireOddFilesKept(t, newDockerSandbox(t).sb) }

@@ -13,6 +13,10 @@ type Limits struct {
 	MemoryBytes int64
 	Processes   int
 	OutputBytes int // the tail of the output kept; the rest is counted, not stored
+	// DiskBytes bounds what the program can store in its work folder and /tmp together
+	// (0: DefaultDiskBytes). Where the platform runs as root it is a tmpfs of this size, so
+	// it is also memory: see workspace.
+	DiskBytes int64
 }
 
 // Spec is one program run. Paths are on the host.
@@ -28,6 +32,7 @@ type Result struct {
 	ExitCode    int           `json:"exit_code"`
 	TimedOut    bool          `json:"timed_out"`
 	OutOfMemory bool          `json:"out_of_memory"`
+	DiskFull    bool          `json:"disk_full"`    // the work folder and /tmp reached Limits.DiskBytes
 	Output      string        `json:"output"`       // the last Limits.OutputBytes of stdout+stderr
 	OutputBytes int64         `json:"output_bytes"` // everything the program printed
 	Duration    time.Duration `json:"duration"`

@@ -103,6 +103,24 @@ type Limits struct {
 	MemoryMB    int `yaml:"memory_mb"`
 	Processes   int `yaml:"processes"`
 	OutputKB    int `yaml:"output_kb"`
+	// DiskMB bounds the program's work folder and /tmp together; 0 (absent) is DefaultDiskMB.
+	// Where the sandbox runs as root this is a tmpfs, i.e. memory: keep it well below memory_mb
+	// times the concurrent programs' share of the host.
+	DiskMB int `yaml:"disk_mb"`
+}
+
+// DefaultDiskMB is a program's disk quota when a spec gives no limits.disk_mb.
+const DefaultDiskMB = 1024
+
+// MaxDiskMB is the largest limits.disk_mb a spec may ask for (4 TiB).
+const MaxDiskMB = 1 << 22
+
+// Disk is the program's disk quota in MiB, DefaultDiskMB when unset.
+func (l Limits) Disk() int {
+	if l.DiskMB > 0 {
+		return l.DiskMB
+	}
+	return DefaultDiskMB
 }
 
 // Prompt holds what an agent's prompt shows besides the file list and a data snippet.
@@ -168,6 +186,8 @@ func (s *Spec) Validate() error {
 		return bad("inputs", "an image task needs images (the folder of <id> image files) and image_ext (e.g. .jpg)")
 	case s.Limits.WallSeconds <= 0 || s.Limits.MemoryMB <= 0 || s.Limits.Processes <= 0 || s.Limits.OutputKB <= 0:
 		return bad("limits", "wall_seconds, memory_mb, processes and output_kb must all be positive")
+	case s.Limits.DiskMB < 0 || s.Limits.DiskMB > MaxDiskMB:
+		return bad("limits.disk_mb", fmt.Sprintf("%d is out of range: it must be between 0 (the default, %d) and %d", s.Limits.DiskMB, DefaultDiskMB, MaxDiskMB))
 	}
 	return nil
 }
