@@ -228,8 +228,8 @@ type RunState struct {
 	Stale       int                `json:"stale"`
 	Recent      []IterationMetrics `json:"recent"` // the last few iterations, for status
 	Segments    int                `json:"segments"`
-	MaxHistory  int                `json:"max_history_events"` // largest history a segment reached
-	Fallbacks   []string           `json:"fallbacks,omitempty"`  // damaged checkpoints stepped over
+	MaxHistory  int                `json:"max_history_events"`  // largest history a segment reached
+	Fallbacks   []string           `json:"fallbacks,omitempty"` // damaged checkpoints stepped over
 }
 
 // SaveStateInput stores a run's state.
