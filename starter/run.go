@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -141,7 +140,7 @@ func writeRunInfo(runDir string, info runInfo) error {
 
 func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	var f runFlags
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := newFlagSet("run")
 	f.register(fs)
 	fs.IntVar(&f.iterations, "iterations", 10, "RL iterations (PPO updates)")
 	fs.IntVar(&f.batch, "batch", 8, "B: completed executions per update")
@@ -234,6 +233,12 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	if _, err := os.Stat(filepath.Join(runDir, runInfoFile)); err == nil {
 		return fmt.Errorf("%s already holds a run: continue it with `starter resume %s`, or choose another --out", runDir, f.out)
 	}
+	if f.temporalAddress != "" {
+		// Before run.json exists: a wrong address must leave nothing behind that blocks a rerun.
+		if err := checkReachable(ctx, f.temporalAddress, f.namespace, f.tls); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return fmt.Errorf("creating the run directory: %w", err)
 	}
@@ -269,7 +274,16 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	if f.detach {
 		return detach(runDir, out)
 	}
-	return serve(ctx, runDir, out)
+	if err := serve(ctx, runDir, "", out); err != nil {
+		var se *stackError
+		if errors.As(err, &se) {
+			// The workflow never started: leave nothing that blocks running again.
+			os.Remove(filepath.Join(runDir, runInfoFile))
+			return fmt.Errorf("%w; %s was removed, so the same command runs again once Temporal is reachable", err, filepath.Join(runDir, runInfoFile))
+		}
+		return err
+	}
+	return nil
 }
 
 // detach starts `starter resume RUN` in its own session, so the run outlives this process.
@@ -295,14 +309,15 @@ func detach(runDir string, out io.Writer) error {
 }
 
 func resumeCommand(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	fs := newFlagSet("resume")
+	address := fs.String("temporal-address", "", "host:port of the Temporal cluster to use from now on, instead of the one run.json names (e.g. after a typo, or when the cluster moved); the run's artifacts are kept and a run the new cluster does not know continues from its last good checkpoint")
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: starter resume RUN_DIR")
+		return usageError("resume")
 	}
-	return serve(ctx, fs.Arg(0), out)
+	return serve(ctx, fs.Arg(0), *address, out)
 }
 
 // stack is a connection to Temporal: the embedded dev server (on the run's SQLite file) or an
@@ -367,7 +382,7 @@ func openStack(ctx context.Context, runDir string, info *runInfo, out io.Writer)
 // serve runs a run to its end from this process: the server (embedded) or a connection, a
 // worker on every queue, the workflow started if it is not yet, a resume signal in case it
 // was paused, and progress until the result.
-func serve(ctx context.Context, runDirArg string, out io.Writer) error {
+func serve(ctx context.Context, runDirArg, address string, out io.Writer) error {
 	runDir, err := filepath.Abs(runDirArg)
 	if err != nil {
 		return err
@@ -376,11 +391,20 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if address != "" && address != info.External {
+		// Stored once the server answers (openStack), so a wrong address here changes nothing.
+		fmt.Fprintf(out, "using the Temporal cluster at %s (run.json named %q)\n", address, info.External)
+		info.External = address
+	}
 	if info.External == "" && info.Address != "" {
 		// Someone (a foreground `starter run` or a detached one) may still serve this run: then
 		// only resume and follow it; two embedded servers on one SQLite file must never run.
 		if c, _, err := dialRun(ctx, runDir); err == nil {
 			defer c.Close()
+			if state, why := workflowState(ctx, c, info.WorkflowID); closedUnsuccessfully(state) {
+				return fmt.Errorf("the run's workflow %s (%s), and another starter process still serves its embedded server at %s: end that process (Ctrl-C, or `kill` the pid in %s), then `starter resume %s` continues from the last good checkpoint",
+					state, why, info.Address, filepath.Join(runDir, "starter.log"), runDir)
+			}
 			if err := c.SignalWorkflow(ctx, info.WorkflowID, "", workflows.ResumeSignal, nil); err != nil {
 				return fmt.Errorf("signalling %s: %w", info.WorkflowID, err)
 			}
@@ -404,7 +428,7 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 	}
 	st, err := openStack(ctx, runDir, &info, out)
 	if err != nil {
-		return err
+		return &stackError{err}
 	}
 	defer st.close()
 	var runs artifacts.Runs = artifacts.FSRuns{Root: filepath.Dir(runDir)}
@@ -427,11 +451,15 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 	}
 	defer ws.Stop()
 
+	input, reuse, err := restartPlan(ctx, st.client, runs, &info, runDir, out)
+	if err != nil {
+		return err
+	}
 	_, err = st.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: info.WorkflowID, TaskQueue: activities.WorkflowQueue,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDReusePolicy:    reuse,
 		Memo:                     map[string]any{"task": info.Task, "run": info.Input.Run, "protocol": info.Input.Protocol}},
-		workflows.Train, info.Input)
+		workflows.Train, input)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("starting the training workflow: %w", err)
@@ -508,8 +536,12 @@ func iterationLine(m activities.IterationMetrics, total int) string {
 	const width = 20
 	filled := width * m.Iteration / max(total, 1)
 	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
-	return fmt.Sprintf("[%s] iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, stale %d, pg_loss %.3f, entropy %.3f)",
+	line := fmt.Sprintf("[%s] iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, stale %d, pg_loss %.3f, entropy %.3f)",
 		bar, m.Iteration, total, 100*m.ValidRate, m.MeanReward, best, m.MeanDuration, m.InFlight, m.Stale, m.PPO.PGLoss, m.PPO.Entropy)
+	if m.CheckpointFallback != "" {
+		line += "\n    (" + m.CheckpointFallback + ")"
+	}
+	return line
 }
 
 func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows.Progress, error) {
@@ -521,4 +553,21 @@ func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows
 		return p, err
 	}
 	return p, v.Get(&p)
+}
+
+// checkReachable dials a Temporal cluster once, to refuse a wrong --temporal-address before
+// anything is written.
+func checkReachable(ctx context.Context, address, namespace string, tls tlsFlags) error {
+	opts, err := clientOptions(address, namespace, tls, devserver.Quiet)
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	c, err := client.DialContext(dctx, opts)
+	if err != nil {
+		return fmt.Errorf("Temporal is unreachable at %s: %w: check --temporal-address (host:port of the cluster's frontend, e.g. 127.0.0.1:7233) or leave it out to use the embedded server; nothing was written", address, err)
+	}
+	c.Close()
+	return nil
 }

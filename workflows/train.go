@@ -134,8 +134,8 @@ type Progress struct {
 	BestScore   *float64                      `json:"best_score"`
 	MeanReward  float64                       `json:"mean_reward"`
 	MeanSeconds float64                       `json:"mean_duration_s"`
-	History     []activities.IterationMetrics `json:"history"` // the last few iterations
-	Segment     int                           `json:"segment"` // continue-as-new segments so far
+	History     []activities.IterationMetrics `json:"history"`             // the last few iterations
+	Segment     int                           `json:"segment"`             // continue-as-new segments so far
 	Attempt     int                           `json:"attempt,omitempty"`   // fresh executions after a failure
 	Fallbacks   []string                      `json:"fallbacks,omitempty"` // damaged checkpoints stepped over
 }
