@@ -100,3 +100,24 @@ func TestBadTemporalAddressLeavesNoRun(t *testing.T) {
 		t.Fatalf("a run that never reached Temporal left %s behind (%v)", runInfoFile, err)
 	}
 }
+
+// stop (and pause) on a finished embedded run, whose server stopped with it, say it finished and
+// where its report is, instead of advising resume; on one that is merely not served they say
+// resume continues it.
+func TestStopOnAFinishedEmbeddedRun(t *testing.T) {
+	runDir := t.TempDir()
+	if err := writeRunInfo(runDir, runInfo{WorkflowID: "train-x", Task: "leaf-classification", Namespace: "default", Address: "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	err := signalCommand(context.Background(), "stop", "stop", []string{runDir}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "nothing to stop") || !strings.Contains(err.Error(), "starter resume "+runDir) {
+		t.Fatalf("stop on an interrupted run: %v", err)
+	}
+	os.WriteFile(filepath.Join(runDir, "report.md"), []byte("# report\n"), 0o644)
+	var out bytes.Buffer
+	if err := signalCommand(context.Background(), "stop", "stop", []string{runDir}, &out); err != nil ||
+		!strings.Contains(out.String(), "already finished") || !strings.Contains(out.String(), filepath.Join(runDir, "report.md")) ||
+		strings.Contains(out.String(), "resume") {
+		t.Fatalf("stop on a finished run: %v\n%s", err, out.String())
+	}
+}
