@@ -121,3 +121,22 @@ func TestStopOnAFinishedEmbeddedRun(t *testing.T) {
 		t.Fatalf("stop on a finished run: %v\n%s", err, out.String())
 	}
 }
+
+// A task spec whose wall_seconds would overflow is refused by `starter run` before anything
+// starts, naming the field and the allowed range.
+func TestRunRefusesAnOverflowingWallLimit(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "tasks", "specs", "leaf-classification.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "leaf.yaml")
+	os.WriteFile(spec, []byte(strings.Replace(string(good), "wall_seconds: 300", "wall_seconds: 99999999999", 1)), 0o644)
+	out := filepath.Join(t.TempDir(), "run")
+	err = runCommand(context.Background(), []string{"--task", "leaf-classification", "--task-spec", spec, "--out", out}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "limits.wall_seconds") || !strings.Contains(err.Error(), "between 1 and 604800") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("the refused run left %s behind", out)
+	}
+}
