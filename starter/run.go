@@ -138,7 +138,16 @@ func writeRunInfo(runDir string, info runInfo) error {
 	return artifacts.FS{Root: runDir}.Put(context.Background(), runInfoFile, b)
 }
 
-func runCommand(ctx context.Context, args []string, out io.Writer) error {
+// runPlan is what `starter run` will start, decided from its flags without side effects.
+type runPlan struct {
+	f       runFlags
+	runDir  string
+	info    runInfo
+	sandbox string
+}
+
+// planRun parses and checks run's flags, the task and its data, and builds the run's run.json.
+func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	var f runFlags
 	fs := newFlagSet("run")
 	f.register(fs)
@@ -177,48 +186,48 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
 	if err := parse(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	pre := &preset{Policy: model.DefaultConfig(), PPO: ppo.Paper()}
 	if f.preset != "" {
 		var err error
 		if pre, err = loadPreset(f.preset); err != nil {
-			return err
+			return nil, err
 		}
 		pre.apply(&f, setFlags(fs))
 	}
 	if err := f.validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.policy.check(f.learningRate); err != nil {
-		return err
+		return nil, err
 	}
 	spec, err := f.spec()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f.folds > spec.Validation.FoldCount() {
-		return fmt.Errorf("--reward-folds %d: task %s carves %d validation folds (validation.folds in its spec): lower --reward-folds, or raise validation.folds in a --task-spec and prepare again", f.folds, spec.ID, spec.Validation.FoldCount())
+		return nil, fmt.Errorf("--reward-folds %d: task %s carves %d validation folds (validation.folds in its spec): lower --reward-folds, or raise validation.folds in a --task-spec and prepare again", f.folds, spec.ID, spec.Validation.FoldCount())
 	}
 	if err := (tasks.Layout{DataDir: f.dataDir}).CheckPrepared(spec); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := f.instrumenter.open(f.python); err != nil {
-		return err
+		return nil, err
 	}
 	if cfg, err := f.tls.options(); err != nil {
-		return err
+		return nil, err
 	} else if cfg != nil && f.temporalAddress == "" {
-		return errors.New("--tls* flags are for an existing cluster: give --temporal-address too (the embedded server speaks plain gRPC on loopback)")
+		return nil, errors.New("--tls* flags are for an existing cluster: give --temporal-address too (the embedded server speaks plain gRPC on loopback)")
 	}
 	if f.store != "" {
 		if _, err := artifacts.OpenRuns(f.store, os.Getenv); err != nil {
-			return fmt.Errorf("--store: %w", err)
+			return nil, fmt.Errorf("--store: %w", err)
 		}
 	}
 	sb, err := f.sandbox.open(ctx, f.python)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if c, ok := sb.(interface{ Close() error }); ok {
 		c.Close()
@@ -228,19 +237,10 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	runDir, err := filepath.Abs(f.out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(runDir, runInfoFile)); err == nil {
-		return fmt.Errorf("%s already holds a run: continue it with `starter resume %s`, or choose another --out", runDir, f.out)
-	}
-	if f.temporalAddress != "" {
-		// Before run.json exists: a wrong address must leave nothing behind that blocks a rerun.
-		if err := checkReachable(ctx, f.temporalAddress, f.namespace, f.tls); err != nil {
-			return err
-		}
-	}
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return fmt.Errorf("creating the run directory: %w", err)
+		return nil, fmt.Errorf("%s already holds a run: continue it with `starter resume %s`, or choose another --out", runDir, f.out)
 	}
 	cfg := pre.PPO
 	cfg.DurationWeight = !f.noDurationWeight
@@ -266,11 +266,29 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 			RewardFolds: f.folds, Reward: f.reward, RedrawRepeats: f.redraws, ExecTimeout: time.Duration(f.folds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
 			Policy: pre.Policy, Init: f.initPolicy, PPO: cfg, Backend: f.policy.Kind, LLM: llmSampling(f.policy, pre)}}
+	return &runPlan{f: f, runDir: runDir, info: info, sandbox: sb.Name()}, nil
+}
+
+func runCommand(ctx context.Context, args []string, out io.Writer) error {
+	plan, err := planRun(ctx, args)
+	if err != nil {
+		return err
+	}
+	f, runDir, info := plan.f, plan.runDir, plan.info
+	if f.temporalAddress != "" {
+		// Before run.json exists: a wrong address must leave nothing behind that blocks a rerun.
+		if err := checkReachable(ctx, f.temporalAddress, f.namespace, f.tls); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return fmt.Errorf("creating the run directory: %w", err)
+	}
 	if err := writeRunInfo(runDir, info); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\nrun directory: %s\n",
-		run, spec.ID, f.iterations, f.batch, f.oversample, f.slots, f.protocol, sb.Name(), runDir)
+		info.Input.Run, info.Task, f.iterations, f.batch, f.oversample, f.slots, f.protocol, plan.sandbox, runDir)
 	if f.detach {
 		return detach(runDir, out)
 	}
