@@ -210,7 +210,7 @@ func TestRecoverStateFromArtifacts(t *testing.T) {
 	}
 	rec := func() RunState {
 		t.Helper()
-		v, err := env.ExecuteActivity(a.RecoverState, RecoverInput{Run: "r", Task: "leaf-classification"})
+		v, err := env.ExecuteActivity(a.RecoverState, RecoverInput{Run: "r", Task: "leaf-classification", Attempt: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,9 +223,25 @@ func TestRecoverStateFromArtifacts(t *testing.T) {
 		st.SamplesDone != 8 || st.Task != leafTask || len(st.Fallbacks) != 0 {
 		t.Fatalf("recovered %+v", st)
 	}
+	// Iteration 3's programs completed but no update used them: they are carried, not rerun.
+	if ids := carried(st); ids != "it0003-s000 it0003-s001 it0003-s002 it0003-s003" {
+		t.Fatalf("carried %q, want iteration 3's four completed programs", ids)
+	}
 	os.WriteFile(blobOf(t, store, CheckpointKey(2)), []byte("{}"), 0o644)
 	st = rec()
 	if st.Iteration != 1 || st.Checkpoint != CheckpointKey(1) || len(st.Recent) != 1 || len(st.Fallbacks) != 1 {
 		t.Fatalf("with checkpoint 2 damaged, recovered %+v; want iteration 1 and the fallback", st)
 	}
+	// Iteration 2 is done again: the programs its lost update used are carried with iteration 3's.
+	if ids := carried(st); !strings.HasPrefix(ids, "it0002-s000 it0002-s001 it0002-s002 it0002-s003 it0003-s000") {
+		t.Fatalf("carried %q, want iterations 2 and 3's programs", ids)
+	}
+}
+
+func carried(st RunState) string {
+	var ids []string
+	for _, r := range st.Carry {
+		ids = append(ids, r.SampleID)
+	}
+	return strings.Join(ids, " ")
 }

@@ -121,12 +121,27 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 			t.Errorf("iteration %d changed: used %v, before %v", i+1, after[i].Used, before[i].Used)
 		}
 	}
+	// The redone iterations learn first from the programs the failed execution completed but no
+	// kept update used (carried, not run again), then from the fresh execution's own (-r1-).
+	keptUsed := map[string]bool{}
+	for _, m := range after[:last-1] {
+		for _, id := range m.Used {
+			keptUsed[id] = true
+		}
+	}
+	reused := 0
 	for _, m := range after[last-1:] {
 		for _, id := range m.Used {
 			if !strings.Contains(id, "-r1-") {
-				t.Errorf("iteration %d (redone by the fresh execution) used %s", m.Iteration, id)
+				reused++
+				if keptUsed[id] {
+					t.Errorf("iteration %d used %s, which a kept iteration used already", m.Iteration, id)
+				}
 			}
 		}
+	}
+	if reused == 0 {
+		t.Errorf("the redone iterations used none of the failed execution's completed programs")
 	}
 	for _, f := range samplesBefore {
 		if _, err := os.Stat(f); err != nil {

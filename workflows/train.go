@@ -267,7 +267,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		}
 		st.Segments++
 	} else if in.Recover {
-		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "recover the run's state from its artifacts"), a.RecoverState, activities.RecoverInput{Run: in.Run, Task: in.Task}).Get(ctx, &st); err != nil {
+		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "recover the run's state from its artifacts"), a.RecoverState, activities.RecoverInput{Run: in.Run, Task: in.Task, Attempt: in.Attempt}).Get(ctx, &st); err != nil {
 			return TrainResult{}, err
 		}
 		logger.Info("continuing a failed run from its last good checkpoint", "checkpoint", st.Checkpoint, "iteration", st.Iteration, "attempt", in.Attempt)
