@@ -606,7 +606,8 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 		in.Metrics.CheckpointFallback = fb.String()
 	}
 	if ck, ok := llmCheckpointOf(data); ok {
-		return a.updateLLM(ctx, store, in, ck)
+		res, err := a.updateLLM(ctx, store, in, ck)
+		return withFallback(res, fb), err
 	}
 	p, _, err := model.LoadCheckpoint(data) // a private copy: cached policies stay unchanged
 	if err != nil {
@@ -641,7 +642,8 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	return finishUpdate(ctx, store, in, out, stats)
+	res, err := finishUpdate(ctx, store, in, out, stats)
+	return withFallback(res, fb), err
 }
 
 // finishUpdate stores the iteration's checkpoint and its metrics line (with the samples used).
@@ -656,7 +658,15 @@ func finishUpdate(ctx context.Context, store artifacts.Store, in UpdateInput, ch
 	if err := writeMetrics(ctx, store, m); err != nil {
 		return UpdateResult{}, err
 	}
-	return UpdateResult{Checkpoint: key, Stats: stats, Fallback: in.Metrics.CheckpointFallback}, nil
+	return UpdateResult{Checkpoint: key, Stats: stats}, nil
+}
+
+// withFallback notes in an update's result that its checkpoint was damaged.
+func withFallback(res UpdateResult, fb *CheckpointFallback) UpdateResult {
+	if fb != nil {
+		res.Fallback = fb.String()
+	}
+	return res
 }
 
 // writeMetrics stores the iteration's line and rebuilds metrics.jsonl from all lines, so a

@@ -207,12 +207,15 @@ func (a *Activities) RecoverState(ctx context.Context, in RecoverInput) (RunStat
 	if last < 0 {
 		return RunState{}, badInput("run %s has no checkpoint: it never started, so start it again with `starter run`", in.Run)
 	}
-	_, used, _, err := loadCheckpoint(ctx, store, CheckpointKey(last))
+	_, used, fb, err := loadCheckpoint(ctx, store, CheckpointKey(last))
 	if err != nil {
 		return RunState{}, err
 	}
 	it, _ := checkpointIteration(used)
 	st := RunState{Iteration: it, Checkpoint: used, Task: desc}
+	if fb != nil {
+		st.NewFallback = fb.String()
+	}
 	usedIDs := map[string]bool{}
 	for i := 1; i <= it; i++ {
 		var m IterationMetrics

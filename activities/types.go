@@ -230,6 +230,8 @@ type RunState struct {
 	Segments    int                `json:"segments"`
 	MaxHistory  int                `json:"max_history_events"`  // largest history a segment reached
 	Fallbacks   []string           `json:"fallbacks,omitempty"` // damaged checkpoints stepped over
+	// NewFallback is a fallback RecoverState made: the next iteration's metrics line notes it.
+	NewFallback string `json:"new_fallback,omitempty"`
 }
 
 // SaveStateInput stores a run's state.

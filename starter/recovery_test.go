@@ -102,7 +102,8 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 		t.Fatalf("resume --temporal-address: %v\n%s", err, out2.String())
 	}
 	t.Log(out2.String())
-	for _, want := range []string{"terminated", "fresh execution (attempt 1) from its last good checkpoint", "report: "} {
+	for _, want := range []string{"terminated", "fresh execution (attempt 1) from its last good checkpoint",
+		"note: checkpoint " + activities.CheckpointKey(last) + " is damaged", "report: "} {
 		if !strings.Contains(out2.String(), want) {
 			t.Errorf("resume output lacks %q", want)
 		}
@@ -139,6 +140,9 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 				}
 			}
 		}
+	}
+	if !strings.Contains(after[last-1].CheckpointFallback, activities.CheckpointKey(last)) {
+		t.Errorf("the first redone iteration's metrics line does not note the fallback: %+v", after[last-1])
 	}
 	if reused == 0 {
 		t.Errorf("the redone iterations used none of the failed execution's completed programs")

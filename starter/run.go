@@ -497,7 +497,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 	done := make(chan error, 1)
 	var result workflows.TrainResult
 	go func() { done <- run.Get(ctx, &result) }() // follows continue-as-new to the last run
-	printed, phase := 0, ""
+	printed, phase, fallbacks := 0, "", 0
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	show := func() {
@@ -517,6 +517,9 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			fmt.Fprintf(out, "%s...\n", p.Phase)
 		}
 		phase = p.Phase
+		for ; fallbacks < len(p.Fallbacks); fallbacks++ {
+			fmt.Fprintf(out, "note: %s (recorded in %s)\n", p.Fallbacks[fallbacks], activities.RecoveryKey)
+		}
 	}
 	for {
 		select {

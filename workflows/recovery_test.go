@@ -22,8 +22,9 @@ func TestRecoveredRunContinuesFromTheLastGoodState(t *testing.T) {
 	best := 0.7
 	recovered := activities.RunState{Iteration: 2, Checkpoint: activities.CheckpointKey(2), Best: &best,
 		Recent: []activities.IterationMetrics{{Iteration: 1}, {Iteration: 2}}, SamplesDone: 8,
-		Fallbacks: []string{"checkpoint checkpoints/iter-0003.json is damaged (truncated); continued from checkpoints/iter-0002.json"},
-		Carry:     []activities.ExecuteResult{{SampleID: "it0003-s000", Reward: -1}}} // completed, never used
+		Fallbacks:   []string{"checkpoint checkpoints/iter-0003.json is damaged (truncated); continued from checkpoints/iter-0002.json"},
+		Carry:       []activities.ExecuteResult{{SampleID: "it0003-s000", Reward: -1}}, // completed, never used
+		NewFallback: "checkpoint checkpoints/iter-0003.json is damaged (truncated); continued from checkpoints/iter-0002.json"}
 	env.OnActivity(a.RecoverState, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.RecoverInput) (activities.RunState, error) {
 			if in.Run != "r" || in.Task != "leaf-classification" {
@@ -59,6 +60,10 @@ func TestRecoveredRunContinuesFromTheLastGoodState(t *testing.T) {
 	}
 	if len(f.updates) != 2 || f.updates[0].Iteration != 3 || f.updates[0].Checkpoint != activities.CheckpointKey(2) || f.updates[1].Iteration != 4 {
 		t.Fatalf("updates %+v: want iterations 3 (from checkpoint 2) and 4 only", f.updates)
+	}
+	if f.updates[0].Metrics.CheckpointFallback != recovered.NewFallback || f.updates[1].Metrics.CheckpointFallback != "" {
+		t.Errorf("the recovery's fallback must be noted on the first redone iteration's metrics only: %q, %q",
+			f.updates[0].Metrics.CheckpointFallback, f.updates[1].Metrics.CheckpointFallback)
 	}
 	if f.updates[0].SampleIDs[0] != "it0003-s000" {
 		t.Errorf("the first update used %v: want the carried result first", f.updates[0].SampleIDs)

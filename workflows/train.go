@@ -479,6 +479,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		m.MeanDuration /= n
 		m.ValidRate /= n
 		m.BestScore = st.Best
+		m.CheckpointFallback, st.NewFallback = st.NewFallback, "" // one RecoverState stepped over
 
 		publish("updating", len(pending))
 		var up activities.UpdateResult
