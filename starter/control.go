@@ -213,8 +213,8 @@ func signalCommand(ctx context.Context, name, signal string, args []string, out 
 		}
 		return nil
 	case closedUnsuccessfully(state), state == "not found":
-		return fmt.Errorf("run %s's workflow is %s (%s): there is nothing to %s; `starter resume %s` starts a fresh execution from its last good checkpoint",
-			info.Input.Run, state, why, name, runDir)
+		return fmt.Errorf("run %s's workflow is %s: there is nothing to %s; `starter resume %s` starts a fresh execution from its last good checkpoint",
+			info.Input.Run, withWhy(state, why), name, runDir)
 	}
 	if err := c.SignalWorkflow(ctx, info.WorkflowID, "", signal, nil); err != nil {
 		return fmt.Errorf("signalling %s: %w", info.WorkflowID, err)

@@ -42,9 +42,23 @@ func workflowState(ctx context.Context, c client.Client, id string) (state, why 
 	if closedUnsuccessfully(state) {
 		if err := c.GetWorkflow(dctx, id, "").Get(dctx, nil); err != nil {
 			why = err.Error()
+			if cause := errors.Unwrap(err); cause != nil { // the failure itself, without the ids
+				why = cause.Error()
+			}
+			if why == state {
+				why = "" // "terminated (terminated)" says nothing more
+			}
 		}
 	}
 	return state, why
+}
+
+// withWhy is a state with its reason, if any: "failed (iteration 3: ...)".
+func withWhy(state, why string) string {
+	if why == "" {
+		return state
+	}
+	return state + " (" + why + ")"
 }
 
 func closedUnsuccessfully(state string) bool {
@@ -81,8 +95,8 @@ func restartPlan(ctx context.Context, c client.Client, runs artifacts.Runs, info
 		fmt.Fprintf(out, "Temporal at %s does not know this run, which has checkpoints: starting a fresh execution (attempt %d) from its last good checkpoint; the iterations it completed are kept\n",
 			info.Address, info.Input.Attempt)
 	} else {
-		fmt.Fprintf(out, "the run's last execution %s (%s)\nstarting a fresh execution (attempt %d) from its last good checkpoint; the iterations it completed are kept\n",
-			state, why, info.Input.Attempt)
+		fmt.Fprintf(out, "the run's last execution %s\nstarting a fresh execution (attempt %d) from its last good checkpoint; the iterations it completed are kept\n",
+			withWhy(state, why), info.Input.Attempt)
 	}
 	in := info.Input
 	in.Recover, in.StateKey = true, ""

@@ -420,8 +420,8 @@ func serve(ctx context.Context, runDirArg, address string, out io.Writer) error 
 		if c, _, err := dialRun(ctx, runDir); err == nil {
 			defer c.Close()
 			if state, why := workflowState(ctx, c, info.WorkflowID); closedUnsuccessfully(state) {
-				return fmt.Errorf("the run's workflow %s (%s), and another starter process still serves its embedded server at %s: end that process (Ctrl-C, or `kill` the pid in %s), then `starter resume %s` continues from the last good checkpoint",
-					state, why, info.Address, filepath.Join(runDir, "starter.log"), runDir)
+				return fmt.Errorf("the run's workflow %s, and another starter process still serves its embedded server at %s: end that process (Ctrl-C, or `kill` the pid in %s), then `starter resume %s` continues from the last good checkpoint",
+					withWhy(state, why), info.Address, filepath.Join(runDir, "starter.log"), runDir)
 			}
 			if err := c.SignalWorkflow(ctx, info.WorkflowID, "", workflows.ResumeSignal, nil); err != nil {
 				return fmt.Errorf("signalling %s: %w", info.WorkflowID, err)

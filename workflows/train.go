@@ -97,6 +97,8 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("redraw repeats must be 0 or more, got %d", in.RedrawRepeats)
 	case in.RedrawRepeats > 0 && in.Backend == activities.BackendLLM:
 		return fmt.Errorf("redraw repeats apply to the %s policy only: set them to 0 with the %s backend", activities.BackendNetwork, activities.BackendLLM)
+	case in.Attempt < 0:
+		return fmt.Errorf("attempt must be 0 or more, got %d", in.Attempt)
 	case in.ContinueEvery < 1:
 		return fmt.Errorf("continue-every must be at least 1, got %d", in.ContinueEvery)
 	case in.Backend != "" && in.Backend != activities.BackendNetwork && in.Backend != activities.BackendLLM:
