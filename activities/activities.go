@@ -192,22 +192,28 @@ func describeTask(spec *tasks.Spec, layout tasks.Layout) (model.Task, error) {
 
 // policy loads checkpoint key of run: a network policy (cached), or, for the llm backend, the
 // model reference it names (returned as lc, with a nil policy).
-func (a *Activities) policy(ctx context.Context, store artifacts.Store, run, key string) (p *model.Policy, lc *llmCheckpoint, err error) {
+func (a *Activities) policy(ctx context.Context, store artifacts.Store, run, key string) (p *model.Policy, lc *llmCheckpoint, used string, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if p, ok := a.policies[run+"/"+key]; ok {
-		return p, nil, nil
+		return p, nil, key, nil
 	}
-	data, err := getCheckpoint(ctx, store, key)
+	data, used, _, err := loadCheckpoint(ctx, store, key)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if ck, ok := llmCheckpointOf(data); ok {
-		return nil, &ck, nil
+		return nil, &ck, used, nil
+	}
+	// Cached under the checkpoint that loaded: a damaged key is read again (and stepped over)
+	// on each call, so restoring it takes effect.
+	key = used
+	if p, ok := a.policies[run+"/"+key]; ok {
+		return p, nil, key, nil
 	}
 	p, _, err = model.LoadCheckpoint(data)
 	if err != nil {
-		return nil, nil, badInput("checkpoint %s: %v", key, err)
+		return nil, nil, "", badInput("checkpoint %s: %v", used, err)
 	}
 	if a.policies == nil {
 		a.policies = map[string]*model.Policy{}
@@ -216,7 +222,7 @@ func (a *Activities) policy(ctx context.Context, store artifacts.Store, run, key
 		a.policies = map[string]*model.Policy{} // a long-lived worker serves many checkpoints
 	}
 	a.policies[run+"/"+key] = p
-	return p, nil, nil
+	return p, nil, key, nil
 }
 
 // sampleRecord is samples/<id>/sample.json: what PPO needs about a written program.
@@ -269,10 +275,11 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 	if in.Purpose == PurposeEvalImprove && len(in.ImproveOf) != len(in.IDs) {
 		return nil, badInput("eval-improve needs one previous sample per id (%d ids, %d previous)", len(in.IDs), len(in.ImproveOf))
 	}
-	p, ck, err := a.policy(ctx, store, in.Run, in.Checkpoint)
+	p, ck, used, err := a.policy(ctx, store, in.Run, in.Checkpoint)
 	if err != nil {
 		return nil, err
 	}
+	in.Checkpoint = used // the samples record the checkpoint that wrote them
 	if ck != nil {
 		return a.sampleLLM(ctx, store, spec, in, *ck, buffer)
 	}
@@ -595,12 +602,19 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 	if err != nil {
 		return UpdateResult{}, badInput("%v", err)
 	}
-	data, err := getCheckpoint(ctx, store, in.Checkpoint)
+	data, used, fb, err := loadCheckpoint(ctx, store, in.Checkpoint)
 	if err != nil {
 		return UpdateResult{}, err
 	}
+	if fb != nil {
+		// The samples and their results are all kept; only the damaged checkpoint's own update
+		// is lost, and this one applies to the earlier policy instead.
+		in.Checkpoint = used
+		in.Metrics.CheckpointFallback = fb.String()
+	}
 	if ck, ok := llmCheckpointOf(data); ok {
-		return a.updateLLM(ctx, store, in, ck)
+		res, err := a.updateLLM(ctx, store, in, ck)
+		return withFallback(res, fb), err
 	}
 	p, _, err := model.LoadCheckpoint(data) // a private copy: cached policies stay unchanged
 	if err != nil {
@@ -635,7 +649,8 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	return finishUpdate(ctx, store, in, out, stats)
+	res, err := finishUpdate(ctx, store, in, out, stats)
+	return withFallback(res, fb), err
 }
 
 // finishUpdate stores the iteration's checkpoint and its metrics line (with the samples used).
@@ -651,6 +666,14 @@ func finishUpdate(ctx context.Context, store artifacts.Store, in UpdateInput, ch
 		return UpdateResult{}, err
 	}
 	return UpdateResult{Checkpoint: key, Stats: stats}, nil
+}
+
+// withFallback notes in an update's result that its checkpoint was damaged.
+func withFallback(res UpdateResult, fb *CheckpointFallback) UpdateResult {
+	if fb != nil {
+		res.Fallback = fb.String()
+	}
+	return res
 }
 
 // writeMetrics stores the iteration's line and rebuilds metrics.jsonl from all lines, so a

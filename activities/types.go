@@ -145,6 +145,9 @@ type IterationMetrics struct {
 	Stale        int         `json:"stale"`
 	PPO          model.Stats `json:"ppo"`
 	Used         []string    `json:"used,omitempty"` // the samples the update used (stored lines only)
+	// CheckpointFallback says the update's checkpoint was damaged and an earlier good one was
+	// updated instead (RecoveryKey has the details).
+	CheckpointFallback string `json:"checkpoint_fallback,omitempty"`
 }
 
 // UpdateInput asks for a PPO update on completed samples.
@@ -163,6 +166,7 @@ type UpdateInput struct {
 type UpdateResult struct {
 	Checkpoint string      `json:"checkpoint"`
 	Stats      model.Stats `json:"stats"`
+	Fallback   string      `json:"fallback,omitempty"` // set when the input checkpoint was damaged
 }
 
 // BufferInput adds completed samples to the self-improve buffer.
@@ -224,7 +228,10 @@ type RunState struct {
 	Stale       int                `json:"stale"`
 	Recent      []IterationMetrics `json:"recent"` // the last few iterations, for status
 	Segments    int                `json:"segments"`
-	MaxHistory  int                `json:"max_history_events"` // largest history a segment reached
+	MaxHistory  int                `json:"max_history_events"`  // largest history a segment reached
+	Fallbacks   []string           `json:"fallbacks,omitempty"` // damaged checkpoints stepped over
+	// NewFallback is a fallback RecoverState made: the next iteration's metrics line notes it.
+	NewFallback string `json:"new_fallback,omitempty"`
 }
 
 // SaveStateInput stores a run's state.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -71,6 +72,9 @@ func (s *server) start(python string) error {
 		return err
 	}
 	cmd.Stderr = os.Stderr
+	// Its own process group: Ctrl-C in the terminal goes to the starter, which ends this
+	// process itself (and says "interrupted"), instead of Python printing a traceback.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the instrumenter (%s): %w", python, err)
 	}
@@ -87,6 +91,9 @@ func (a AST) call(ctx context.Context, req, answer any) error {
 	line, err := json.Marshal(req)
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("instrumenter interrupted: %w", ctx.Err())
 	}
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
@@ -108,7 +115,7 @@ func (a AST) call(ctx context.Context, req, answer any) error {
 		s.stop()
 		last = err
 		if ctx.Err() != nil {
-			break
+			return fmt.Errorf("instrumenter interrupted: %w", ctx.Err())
 		}
 	}
 	return fmt.Errorf("instrumenter (%s) failed: %w", a.Python, last)

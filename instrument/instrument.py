@@ -5,6 +5,7 @@
 import ast
 import json
 import re
+import os
 import sys
 
 MARKERS = ["imported packages", "loaded data", "defined model", "training loss:",
@@ -202,4 +203,9 @@ def main():
 
 if __name__ == "__main__":
     sys.setrecursionlimit(10000)
-    main()
+    try:
+        main()
+    except (KeyboardInterrupt, BrokenPipeError):
+        # Ctrl-C in the terminal, or the worker going away: the Go side reports it; a
+        # traceback here would only bury that message.
+        os._exit(130)

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -53,12 +53,12 @@ func dialRun(ctx context.Context, runDir string) (client.Client, runInfo, error)
 }
 
 func oneRunArg(name string, args []string) (string, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	fs := newFlagSet(name)
+	if err := parseFlags(fs, args); err != nil {
 		return "", err
 	}
 	if fs.NArg() != 1 {
-		return "", fmt.Errorf("usage: starter %s RUN_DIR", name)
+		return "", usageError(name)
 	}
 	return fs.Arg(0), nil
 }
@@ -72,25 +72,39 @@ func statusCommand(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		// The embedded server stops with the run, so a finished run has none to ask: its report,
 		// the workflow's last step, says it finished.
-		report := filepath.Join(runDir, activities.ReportKey)
-		if _, statErr := os.Stat(report); errors.Is(err, errEmbeddedStopped) && info.Store == "" && statErr == nil {
+		if report, ok := finishedLocally(runDir, info); ok && errors.Is(err, errEmbeddedStopped) {
 			fmt.Fprintf(out, "run %s (%s): finished (its embedded server has stopped)\nreport: %s\nmetrics: %s\n",
 				info.Input.Run, info.Task, report, filepath.Join(runDir, "metrics.jsonl"))
+			printFallbacks(out, runDir, info, nil)
 			return nil
 		}
 		return err
 	}
 	defer c.Close()
-	desc, err := c.DescribeWorkflowExecution(ctx, info.WorkflowID, "")
-	if err != nil {
-		return fmt.Errorf("workflow %s: %w", info.WorkflowID, err)
+	status, why := workflowState(ctx, c, info.WorkflowID)
+	if status == "unknown" {
+		return fmt.Errorf("workflow %s: %s", info.WorkflowID, why)
 	}
-	status := strings.ToLower(strings.TrimPrefix(desc.WorkflowExecutionInfo.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
 	fmt.Fprintf(out, "run %s (%s): workflow %s is %s\n", info.Input.Run, info.Task, info.WorkflowID, status)
 	if info.UIURL != "" {
 		fmt.Fprintf(out, "Web UI: %s\n", info.UIURL)
 	}
-	if status != "running" {
+	switch {
+	case status == "completed":
+		if report := reportOf(ctx, c, info); report != "" {
+			fmt.Fprintf(out, "report: %s\n", report)
+		}
+		printFallbacks(out, runDir, info, nil)
+		return nil
+	case closedUnsuccessfully(status), status == "not found":
+		if why != "" {
+			fmt.Fprintf(out, "why: %s\n", why)
+		}
+		printFallbacks(out, runDir, info, nil)
+		fmt.Fprintf(out, "to continue: `starter resume %s` starts a fresh execution from the run's last good checkpoint%s; the iterations it completed are kept\n",
+			runDir, lastCheckpoint(runDir, info))
+		return nil
+	case status != "running":
 		return nil
 	}
 	p, err := queryProgress(ctx, c, info.WorkflowID)
@@ -103,10 +117,73 @@ func statusCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "phase %s; iteration %d of %d; samples done %d, in flight %d, stale %d; best score %s; mean reward %.3f; mean exec %.1fs; history segment %d\n",
 		p.Phase, p.Iteration, p.Iterations, p.SamplesDone, p.InFlight, p.Stale, best, p.MeanReward, p.MeanSeconds, p.Segment)
+	if p.Attempt > 0 {
+		fmt.Fprintf(out, "execution %d of this run: earlier ones failed; it continued from the last good checkpoint\n", p.Attempt+1)
+	}
 	for _, m := range p.History {
 		fmt.Fprintln(out, "  "+iterationLine(m, p.Iterations))
 	}
+	printFallbacks(out, runDir, info, p.Fallbacks)
 	return nil
+}
+
+// finishedLocally returns the report of a run whose artifacts are in its run directory, if
+// the workflow wrote it (its last step).
+func finishedLocally(runDir string, info runInfo) (string, bool) {
+	report := filepath.Join(runDir, activities.ReportKey)
+	_, err := os.Stat(report)
+	return report, info.Store == "" && err == nil
+}
+
+// reportOf is where a completed workflow's report is.
+func reportOf(ctx context.Context, c client.Client, info runInfo) string {
+	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var res workflows.TrainResult
+	if err := c.GetWorkflow(gctx, info.WorkflowID, "").Get(gctx, &res); err != nil {
+		return ""
+	}
+	return res.Report.Location
+}
+
+// printFallbacks lists the damaged checkpoints the run stepped over: from the progress query
+// while it runs, else from the run directory's recovery log.
+func printFallbacks(out io.Writer, runDir string, info runInfo, fallbacks []string) {
+	if len(fallbacks) == 0 && info.Store == "" {
+		b, _ := os.ReadFile(filepath.Join(runDir, activities.RecoveryKey))
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var f activities.CheckpointFallback
+			if json.Unmarshal([]byte(l), &f) == nil && f.Damaged != "" {
+				fallbacks = append(fallbacks, f.String())
+			}
+		}
+	}
+	if len(fallbacks) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "checkpoint fallbacks (%d; details in %s):\n", len(fallbacks), activities.RecoveryKey)
+	for _, f := range fallbacks {
+		fmt.Fprintf(out, "  %s\n", f)
+	}
+}
+
+// lastCheckpoint names the newest checkpoint in a local run directory, for status's advice.
+func lastCheckpoint(runDir string, info runInfo) string {
+	if info.Store != "" {
+		return ""
+	}
+	last := ""
+	for it := 0; ; it++ {
+		k := activities.CheckpointKey(it)
+		if _, err := os.Stat(filepath.Join(runDir, k)); err != nil {
+			break
+		}
+		last = k
+	}
+	if last == "" {
+		return ""
+	}
+	return " (the newest written is " + last + "; a damaged one is stepped over)"
 }
 
 // signalCommand sends stop, pause or resume to a running run.
@@ -117,9 +194,28 @@ func signalCommand(ctx context.Context, name, signal string, args []string, out 
 	}
 	c, info, err := dialRun(ctx, runDir)
 	if err != nil {
+		if report, ok := finishedLocally(runDir, info); ok && errors.Is(err, errEmbeddedStopped) {
+			fmt.Fprintf(out, "run %s already finished: nothing to %s\nreport: %s\n", info.Input.Run, name, report)
+			return nil
+		}
+		if errors.Is(err, errEmbeddedStopped) {
+			return fmt.Errorf("run %s is not being served (it was interrupted, or its workflow failed): there is nothing to %s now; `starter resume %s` continues it (then `starter %s %s` works)",
+				info.Input.Run, name, runDir, name, runDir)
+		}
 		return err
 	}
 	defer c.Close()
+	switch state, why := workflowState(ctx, c, info.WorkflowID); {
+	case state == "completed":
+		fmt.Fprintf(out, "run %s already finished: nothing to %s\n", info.Input.Run, name)
+		if report := reportOf(ctx, c, info); report != "" {
+			fmt.Fprintf(out, "report: %s\n", report)
+		}
+		return nil
+	case closedUnsuccessfully(state), state == "not found":
+		return fmt.Errorf("run %s's workflow is %s: there is nothing to %s; `starter resume %s` starts a fresh execution from its last good checkpoint",
+			info.Input.Run, withWhy(state, why), name, runDir)
+	}
 	if err := c.SignalWorkflow(ctx, info.WorkflowID, "", signal, nil); err != nil {
 		return fmt.Errorf("signalling %s: %w", info.WorkflowID, err)
 	}
@@ -136,7 +232,7 @@ func signalCommand(ctx context.Context, name, signal string, args []string, out 
 // machine, or a separate "gpu" worker.
 func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	var tf taskFlags
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs := newFlagSet("worker")
 	tf.register(fs)
 	address := fs.String("temporal-address", "127.0.0.1:7233", "host:port of the Temporal frontend")
 	namespace := fs.String("namespace", "default", "Temporal namespace")

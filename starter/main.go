@@ -27,16 +27,17 @@ commands:
   tasks prepare  build MLE-bench's prepared layout from Kaggle's raw files
   grade          grade a submission as MLE-bench does
 
-Run 'starter <command> -h' for a command's flags.
+Run 'starter <command> -h' for a command's usage, arguments and flags.
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := dispatch(ctx, os.Args[1:]); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "error:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h or --help: the help was asked for and printed
 		}
+		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(2)
 	}
 }
@@ -61,7 +62,12 @@ func dispatch(ctx context.Context, args []string) error {
 		return workerCommand(ctx, args[1:], os.Stdout)
 	case "tasks":
 		if len(args) < 2 {
-			return errors.New("tasks needs a subcommand: list or prepare")
+			return errors.New("tasks needs a subcommand: list or prepare (`starter tasks list -h`, `starter tasks prepare -h`)")
+		}
+		if a := args[1]; a == "-h" || a == "-help" || a == "--help" {
+			fmt.Fprint(helpOut, "usage: starter tasks list [flags]\n       starter tasks prepare --task ID --raw PATH [flags]\n\n"+
+				"list: the known tasks and whether their data is prepared; prepare: build MLE-bench's layout from\nKaggle's raw files. `starter tasks list -h` and `starter tasks prepare -h` give their flags.\n")
+			return flag.ErrHelp
 		}
 		switch args[1] {
 		case "list":
@@ -72,8 +78,11 @@ func dispatch(ctx context.Context, args []string) error {
 		return fmt.Errorf("unknown tasks subcommand %q: use list or prepare", args[1])
 	case "grade":
 		return gradeCommand(args[1:], os.Stdout)
-	case "-h", "--help", "help":
-		fmt.Print(usage)
+	case "-h", "--help", "-help", "help":
+		if len(args) > 1 { // starter help COMMAND
+			return dispatch(ctx, append(args[1:], "--help"))
+		}
+		fmt.Fprint(helpOut, usage)
 		return nil
 	}
 	fmt.Fprint(os.Stderr, usage)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -139,9 +138,18 @@ func writeRunInfo(runDir string, info runInfo) error {
 	return artifacts.FS{Root: runDir}.Put(context.Background(), runInfoFile, b)
 }
 
-func runCommand(ctx context.Context, args []string, out io.Writer) error {
+// runPlan is what `starter run` will start, decided from its flags without side effects.
+type runPlan struct {
+	f       runFlags
+	runDir  string
+	info    runInfo
+	sandbox string
+}
+
+// planRun parses and checks run's flags, the task and its data, and builds the run's run.json.
+func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	var f runFlags
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := newFlagSet("run")
 	f.register(fs)
 	fs.IntVar(&f.iterations, "iterations", 10, "RL iterations (PPO updates)")
 	fs.IntVar(&f.batch, "batch", 8, "B: completed executions per update")
@@ -178,48 +186,48 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
 	if err := parse(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	pre := &preset{Policy: model.DefaultConfig(), PPO: ppo.Paper()}
 	if f.preset != "" {
 		var err error
 		if pre, err = loadPreset(f.preset); err != nil {
-			return err
+			return nil, err
 		}
 		pre.apply(&f, setFlags(fs))
 	}
 	if err := f.validate(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.policy.check(f.learningRate); err != nil {
-		return err
+		return nil, err
 	}
 	spec, err := f.spec()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f.folds > spec.Validation.FoldCount() {
-		return fmt.Errorf("--reward-folds %d: task %s carves %d validation folds (validation.folds in its spec): lower --reward-folds, or raise validation.folds in a --task-spec and prepare again", f.folds, spec.ID, spec.Validation.FoldCount())
+		return nil, fmt.Errorf("--reward-folds %d: task %s carves %d validation folds (validation.folds in its spec): lower --reward-folds, or raise validation.folds in a --task-spec and prepare again", f.folds, spec.ID, spec.Validation.FoldCount())
 	}
 	if err := (tasks.Layout{DataDir: f.dataDir}).CheckPrepared(spec); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := f.instrumenter.open(f.python); err != nil {
-		return err
+		return nil, err
 	}
 	if cfg, err := f.tls.options(); err != nil {
-		return err
+		return nil, err
 	} else if cfg != nil && f.temporalAddress == "" {
-		return errors.New("--tls* flags are for an existing cluster: give --temporal-address too (the embedded server speaks plain gRPC on loopback)")
+		return nil, errors.New("--tls* flags are for an existing cluster: give --temporal-address too (the embedded server speaks plain gRPC on loopback)")
 	}
 	if f.store != "" {
 		if _, err := artifacts.OpenRuns(f.store, os.Getenv); err != nil {
-			return fmt.Errorf("--store: %w", err)
+			return nil, fmt.Errorf("--store: %w", err)
 		}
 	}
 	sb, err := f.sandbox.open(ctx, f.python)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if c, ok := sb.(interface{ Close() error }); ok {
 		c.Close()
@@ -229,13 +237,10 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	runDir, err := filepath.Abs(f.out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(runDir, runInfoFile)); err == nil {
-		return fmt.Errorf("%s already holds a run: continue it with `starter resume %s`, or choose another --out", runDir, f.out)
-	}
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return fmt.Errorf("creating the run directory: %w", err)
+		return nil, fmt.Errorf("%s already holds a run: continue it with `starter resume %s`, or choose another --out", runDir, f.out)
 	}
 	cfg := pre.PPO
 	cfg.DurationWeight = !f.noDurationWeight
@@ -261,15 +266,42 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 			RewardFolds: f.folds, Reward: f.reward, RedrawRepeats: f.redraws, ExecTimeout: time.Duration(f.folds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
 			Policy: pre.Policy, Init: f.initPolicy, PPO: cfg, Backend: f.policy.Kind, LLM: llmSampling(f.policy, pre)}}
+	return &runPlan{f: f, runDir: runDir, info: info, sandbox: sb.Name()}, nil
+}
+
+func runCommand(ctx context.Context, args []string, out io.Writer) error {
+	plan, err := planRun(ctx, args)
+	if err != nil {
+		return err
+	}
+	f, runDir, info := plan.f, plan.runDir, plan.info
+	if f.temporalAddress != "" {
+		// Before run.json exists: a wrong address must leave nothing behind that blocks a rerun.
+		if err := checkReachable(ctx, f.temporalAddress, f.namespace, f.tls); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return fmt.Errorf("creating the run directory: %w", err)
+	}
 	if err := writeRunInfo(runDir, info); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\nrun directory: %s\n",
-		run, spec.ID, f.iterations, f.batch, f.oversample, f.slots, f.protocol, sb.Name(), runDir)
+		info.Input.Run, info.Task, f.iterations, f.batch, f.oversample, f.slots, f.protocol, plan.sandbox, runDir)
 	if f.detach {
 		return detach(runDir, out)
 	}
-	return serve(ctx, runDir, out)
+	if err := serve(ctx, runDir, "", out); err != nil {
+		var se *stackError
+		if errors.As(err, &se) {
+			// The workflow never started: leave nothing that blocks running again.
+			os.Remove(filepath.Join(runDir, runInfoFile))
+			return fmt.Errorf("%w; %s was removed, so the same command runs again once Temporal is reachable", err, filepath.Join(runDir, runInfoFile))
+		}
+		return err
+	}
+	return nil
 }
 
 // detach starts `starter resume RUN` in its own session, so the run outlives this process.
@@ -295,14 +327,15 @@ func detach(runDir string, out io.Writer) error {
 }
 
 func resumeCommand(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	fs := newFlagSet("resume")
+	address := fs.String("temporal-address", "", "host:port of the Temporal cluster to use from now on, instead of the one run.json names (e.g. after a typo, or when the cluster moved); the run's artifacts are kept and a run the new cluster does not know continues from its last good checkpoint")
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: starter resume RUN_DIR")
+		return usageError("resume")
 	}
-	return serve(ctx, fs.Arg(0), out)
+	return serve(ctx, fs.Arg(0), *address, out)
 }
 
 // stack is a connection to Temporal: the embedded dev server (on the run's SQLite file) or an
@@ -367,7 +400,7 @@ func openStack(ctx context.Context, runDir string, info *runInfo, out io.Writer)
 // serve runs a run to its end from this process: the server (embedded) or a connection, a
 // worker on every queue, the workflow started if it is not yet, a resume signal in case it
 // was paused, and progress until the result.
-func serve(ctx context.Context, runDirArg string, out io.Writer) error {
+func serve(ctx context.Context, runDirArg, address string, out io.Writer) error {
 	runDir, err := filepath.Abs(runDirArg)
 	if err != nil {
 		return err
@@ -376,11 +409,20 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if address != "" && address != info.External {
+		// Stored once the server answers (openStack), so a wrong address here changes nothing.
+		fmt.Fprintf(out, "using the Temporal cluster at %s (run.json named %q)\n", address, info.External)
+		info.External = address
+	}
 	if info.External == "" && info.Address != "" {
 		// Someone (a foreground `starter run` or a detached one) may still serve this run: then
 		// only resume and follow it; two embedded servers on one SQLite file must never run.
 		if c, _, err := dialRun(ctx, runDir); err == nil {
 			defer c.Close()
+			if state, why := workflowState(ctx, c, info.WorkflowID); closedUnsuccessfully(state) {
+				return fmt.Errorf("the run's workflow %s, and another starter process still serves its embedded server at %s: end that process (Ctrl-C, or `kill` the pid in %s), then `starter resume %s` continues from the last good checkpoint",
+					withWhy(state, why), info.Address, filepath.Join(runDir, "starter.log"), runDir)
+			}
 			if err := c.SignalWorkflow(ctx, info.WorkflowID, "", workflows.ResumeSignal, nil); err != nil {
 				return fmt.Errorf("signalling %s: %w", info.WorkflowID, err)
 			}
@@ -404,7 +446,7 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 	}
 	st, err := openStack(ctx, runDir, &info, out)
 	if err != nil {
-		return err
+		return &stackError{err}
 	}
 	defer st.close()
 	var runs artifacts.Runs = artifacts.FSRuns{Root: filepath.Dir(runDir)}
@@ -427,11 +469,15 @@ func serve(ctx context.Context, runDirArg string, out io.Writer) error {
 	}
 	defer ws.Stop()
 
+	input, reuse, err := restartPlan(ctx, st.client, runs, &info, runDir, out)
+	if err != nil {
+		return err
+	}
 	_, err = st.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: info.WorkflowID, TaskQueue: activities.WorkflowQueue,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDReusePolicy:    reuse,
 		Memo:                     map[string]any{"task": info.Task, "run": info.Input.Run, "protocol": info.Input.Protocol}},
-		workflows.Train, info.Input)
+		workflows.Train, input)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("starting the training workflow: %w", err)
@@ -451,7 +497,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 	done := make(chan error, 1)
 	var result workflows.TrainResult
 	go func() { done <- run.Get(ctx, &result) }() // follows continue-as-new to the last run
-	printed, phase := 0, ""
+	printed, phase, fallbacks := 0, "", 0
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	show := func() {
@@ -471,6 +517,9 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			fmt.Fprintf(out, "%s...\n", p.Phase)
 		}
 		phase = p.Phase
+		for ; fallbacks < len(p.Fallbacks); fallbacks++ {
+			fmt.Fprintf(out, "note: %s (recorded in %s)\n", p.Fallbacks[fallbacks], activities.RecoveryKey)
+		}
 	}
 	for {
 		select {
@@ -508,8 +557,12 @@ func iterationLine(m activities.IterationMetrics, total int) string {
 	const width = 20
 	filled := width * m.Iteration / max(total, 1)
 	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
-	return fmt.Sprintf("[%s] iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, stale %d, pg_loss %.3f, entropy %.3f)",
+	line := fmt.Sprintf("[%s] iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, stale %d, pg_loss %.3f, entropy %.3f)",
 		bar, m.Iteration, total, 100*m.ValidRate, m.MeanReward, best, m.MeanDuration, m.InFlight, m.Stale, m.PPO.PGLoss, m.PPO.Entropy)
+	if m.CheckpointFallback != "" {
+		line += "\n    (" + m.CheckpointFallback + ")"
+	}
+	return line
 }
 
 func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows.Progress, error) {
@@ -521,4 +574,21 @@ func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows
 		return p, err
 	}
 	return p, v.Get(&p)
+}
+
+// checkReachable dials a Temporal cluster once, to refuse a wrong --temporal-address before
+// anything is written.
+func checkReachable(ctx context.Context, address, namespace string, tls tlsFlags) error {
+	opts, err := clientOptions(address, namespace, tls, devserver.Quiet)
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	c, err := client.DialContext(dctx, opts)
+	if err != nil {
+		return fmt.Errorf("Temporal is unreachable at %s: %w: check --temporal-address (host:port of the cluster's frontend, e.g. 127.0.0.1:7233) or leave it out to use the embedded server; nothing was written", address, err)
+	}
+	c.Close()
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,7 +53,7 @@ func (t *taskFlags) spec() (*tasks.Spec, error) {
 }
 
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -63,7 +64,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 func tasksList(args []string) error {
 	var tf taskFlags
-	fs := flag.NewFlagSet("tasks list", flag.ContinueOnError)
+	fs := newFlagSet("tasks list")
 	tf.register(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -88,7 +89,7 @@ func tasksList(args []string) error {
 
 func tasksPrepare(ctx context.Context, args []string) error {
 	var tf taskFlags
-	fs := flag.NewFlagSet("tasks prepare", flag.ContinueOnError)
+	fs := newFlagSet("tasks prepare")
 	tf.register(fs)
 	raw := fs.String("raw", "", "folder or zip with Kaggle's raw competition files")
 	ifNeeded := fs.Bool("if-needed", false, "do nothing when every split and validation fold is already prepared")
@@ -116,7 +117,7 @@ func tasksPrepare(ctx context.Context, args []string) error {
 
 func gradeCommand(args []string, out io.Writer) error {
 	var tf taskFlags
-	fs := flag.NewFlagSet("grade", flag.ContinueOnError)
+	fs := newFlagSet("grade")
 	tf.register(fs)
 	sub := fs.String("submission", "", "submission CSV to grade")
 	jsonl := fs.String("jsonl", "", "grade many: a JSONL file of {\"competition_id\", \"submission_path\"} lines")
@@ -150,6 +151,13 @@ func gradeCommand(args []string, out io.Writer) error {
 	}
 	if *sub == "" {
 		return fmt.Errorf("--submission FILE (or --jsonl FILE) is required")
+	}
+	if st, err := os.Stat(*sub); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("submission %s does not exist: give the path of the CSV to grade (a run keeps each program's under samples/<id>/submission.csv)", *sub)
+	} else if err != nil {
+		return fmt.Errorf("submission %s: %w", *sub, err)
+	} else if st.IsDir() {
+		return fmt.Errorf("submission %s is a folder: give the CSV file in it", *sub)
 	}
 	rep, reason, err := gradeOne(s, layout, *sub)
 	if err != nil {

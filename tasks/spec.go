@@ -7,8 +7,10 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -184,10 +186,37 @@ func (s *Spec) Validate() error {
 		return bad("inputs.text", "is empty: name the free-text column(s) programs for a "+s.Modality+" task read")
 	case s.Modality == "image" && (s.Inputs.Images == "" || s.Inputs.ImageExt == ""):
 		return bad("inputs", "an image task needs images (the folder of <id> image files) and image_ext (e.g. .jpg)")
-	case s.Limits.WallSeconds <= 0 || s.Limits.MemoryMB <= 0 || s.Limits.Processes <= 0 || s.Limits.OutputKB <= 0:
-		return bad("limits", "wall_seconds, memory_mb, processes and output_kb must all be positive")
-	case s.Limits.DiskMB < 0 || s.Limits.DiskMB > MaxDiskMB:
-		return bad("limits.disk_mb", fmt.Sprintf("%d is out of range: it must be between 0 (the default, %d) and %d", s.Limits.DiskMB, DefaultDiskMB, MaxDiskMB))
+	}
+	return s.Limits.check(bad)
+}
+
+// LimitBounds are the allowed range of each limit, by its YAML key. Every integer field of
+// Limits is checked against it (a field without an entry must be between 0 and MaxInt32), so a
+// value that would overflow later (wall_seconds as a time.Duration wraps after ~292 years of
+// nanoseconds) is refused here, naming the field, before any run starts.
+var LimitBounds = map[string][2]int{
+	"wall_seconds": {1, 7 * 24 * 3600}, // a week
+	"memory_mb":    {1, 1 << 20},       // 1 TiB
+	"processes":    {1, 1 << 16},
+	"output_kb":    {1, 1 << 20},   // 1 GiB
+	"disk_mb":      {0, MaxDiskMB}, // 0: DefaultDiskMB
+}
+
+func (l Limits) check(bad func(field, why string) error) error {
+	v := reflect.ValueOf(l)
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		if !v.Field(i).CanInt() {
+			continue
+		}
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		b, ok := LimitBounds[key]
+		if !ok {
+			b = [2]int{0, math.MaxInt32}
+		}
+		if n := v.Field(i).Int(); n < int64(b[0]) || n > int64(b[1]) {
+			return bad("limits."+key, fmt.Sprintf("%d is out of range: it must be between %d and %d", n, b[0], b[1]))
+		}
 	}
 	return nil
 }

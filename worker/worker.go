@@ -58,6 +58,7 @@ func Start(o Options) (*Workers, error) {
 			w.RegisterActivity(a.SamplePrograms)
 			w.RegisterActivity(a.UpdatePolicy)
 			w.RegisterActivity(a.RefreshBuffer)
+			w.RegisterActivity(a.RecoverState)
 		default:
 			ws.Stop()
 			return nil, fmt.Errorf("unknown worker role %q: use %s, %s or %s", role, RoleWorkflows, RoleExec, RoleGPU)

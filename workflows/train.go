@@ -59,6 +59,13 @@ type TrainInput struct {
 	SearchAttributes bool `json:"search_attributes"`
 	// StateKey is set by continue-as-new: the saved RunState to resume from.
 	StateKey string `json:"state_key,omitempty"`
+	// Recover starts from the run's stored artifacts (activities.RecoverState): set by `starter
+	// resume` when the run's previous execution failed, so it continues from the last good
+	// checkpoint instead of failing again or starting over.
+	Recover bool `json:"recover,omitempty"`
+	// Attempt counts those fresh executions; it names their samples (it0003-r1-s000), so a
+	// recovered run never overwrites what the failed execution wrote.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // Validate names the first bad setting.
@@ -90,6 +97,8 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("redraw repeats must be 0 or more, got %d", in.RedrawRepeats)
 	case in.RedrawRepeats > 0 && in.Backend == activities.BackendLLM:
 		return fmt.Errorf("redraw repeats apply to the %s policy only: set them to 0 with the %s backend", activities.BackendNetwork, activities.BackendLLM)
+	case in.Attempt < 0:
+		return fmt.Errorf("attempt must be 0 or more, got %d", in.Attempt)
 	case in.ContinueEvery < 1:
 		return fmt.Errorf("continue-every must be at least 1, got %d", in.ContinueEvery)
 	case in.Backend != "" && in.Backend != activities.BackendNetwork && in.Backend != activities.BackendLLM:
@@ -127,8 +136,10 @@ type Progress struct {
 	BestScore   *float64                      `json:"best_score"`
 	MeanReward  float64                       `json:"mean_reward"`
 	MeanSeconds float64                       `json:"mean_duration_s"`
-	History     []activities.IterationMetrics `json:"history"` // the last few iterations
-	Segment     int                           `json:"segment"` // continue-as-new segments so far
+	History     []activities.IterationMetrics `json:"history"`             // the last few iterations
+	Segment     int                           `json:"segment"`             // continue-as-new segments so far
+	Attempt     int                           `json:"attempt,omitempty"`   // fresh executions after a failure
+	Fallbacks   []string                      `json:"fallbacks,omitempty"` // damaged checkpoints stepped over
 }
 
 // Query and signal names.
@@ -218,6 +229,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		progress.Phase, progress.InFlight = phase, inFlight
 		progress.Iteration, progress.SamplesDone, progress.Stale = st.Iteration, st.SamplesDone, st.Stale
 		progress.BestScore, progress.History, progress.Segment = st.Best, st.Recent, st.Segments
+		progress.Attempt, progress.Fallbacks = in.Attempt, st.Fallbacks
 		if n := len(st.Recent); n > 0 {
 			progress.MeanReward, progress.MeanSeconds = st.Recent[n-1].MeanReward, st.Recent[n-1].MeanDuration
 		}
@@ -256,6 +268,11 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			return TrainResult{}, err
 		}
 		st.Segments++
+	} else if in.Recover {
+		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "recover the run's state from its artifacts"), a.RecoverState, activities.RecoverInput{Run: in.Run, Task: in.Task, Attempt: in.Attempt}).Get(ctx, &st); err != nil {
+			return TrainResult{}, err
+		}
+		logger.Info("continuing a failed run from its last good checkpoint", "checkpoint", st.Checkpoint, "iteration", st.Iteration, "attempt", in.Attempt)
 	} else {
 		var init activities.InitPolicyResult
 		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "warm-start policy for %s", in.Task), a.InitPolicy, activities.InitPolicyInput{
@@ -295,6 +312,20 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		return res, err
 	}
 
+	// Sample ids; a fresh execution after a failure (Attempt > 0) uses its own, so nothing the
+	// failed one wrote is overwritten.
+	sampleID := func(it, k int) string {
+		if in.Attempt > 0 {
+			return fmt.Sprintf("it%04d-r%d-s%03d", it, in.Attempt, k)
+		}
+		return fmt.Sprintf("it%04d-s%03d", it, k)
+	}
+	evalID := func(purpose string, k int) string {
+		if in.Attempt > 0 {
+			return fmt.Sprintf("eval-r%d-%s-%03d", in.Attempt, purpose, k)
+		}
+		return fmt.Sprintf("eval-%s-%03d", purpose, k)
+	}
 	results := workflow.NewBufferedChannel(ctx, 4*in.Batch*in.Oversample+16)
 	var pending []*running
 	launch := func(id string, iter int) {
@@ -354,7 +385,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			}
 			ids := make([]string, need)
 			for k := range ids {
-				ids[k] = fmt.Sprintf("it%04d-s%03d", it, sampled+k)
+				ids[k] = sampleID(it, sampled+k)
 			}
 			sampled += need
 			publish("sampling", len(pending))
@@ -450,6 +481,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		m.MeanDuration /= n
 		m.ValidRate /= n
 		m.BestScore = st.Best
+		m.CheckpointFallback, st.NewFallback = st.NewFallback, "" // one RecoverState stepped over
 
 		publish("updating", len(pending))
 		var up activities.UpdateResult
@@ -460,6 +492,11 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		}
 		st.Checkpoint = up.Checkpoint
 		m.PPO = up.Stats
+		if up.Fallback != "" {
+			m.CheckpointFallback = up.Fallback
+			st.Fallbacks = append(st.Fallbacks, up.Fallback)
+			logger.Warn("damaged checkpoint stepped over", "detail", up.Fallback)
+		}
 		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "refresh the self-improve buffer"), a.RefreshBuffer, activities.BufferInput{
 			Run: in.Run, Buffer: activities.BufferKey, SampleIDs: ok, Capacity: in.BufferCapacity,
 		}).Get(ctx, nil); err != nil {
@@ -490,7 +527,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 				return TrainResult{}, err
 			}
 			next := in
-			next.StateKey = key
+			next.StateKey, next.Recover = key, false
 			return TrainResult{}, workflow.NewContinueAsNewError(ctx, Train, next)
 		}
 	}
@@ -547,7 +584,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	}
 	scratchIDs := make([]string, in.EvalSamples)
 	for k := range scratchIDs {
-		scratchIDs[k] = fmt.Sprintf("eval-scratch-%03d", k)
+		scratchIDs[k] = evalID("scratch", k)
 	}
 	scratch, err := evalRun(activities.PurposeEvalScratch, scratchIDs, nil)
 	if err != nil {
@@ -555,7 +592,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	}
 	var improveIDs, improveOf []string
 	for k, r := range scratch {
-		improveIDs = append(improveIDs, fmt.Sprintf("eval-improve-%03d", k))
+		improveIDs = append(improveIDs, evalID("improve", k))
 		improveOf = append(improveOf, r.SampleID)
 	}
 	improved, err := evalRun(activities.PurposeEvalImprove, improveIDs, improveOf)

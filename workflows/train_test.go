@@ -43,6 +43,7 @@ type fakeRun struct {
 	// noticeLost is, per activity type, the longest a dead worker's attempt could hold the run:
 	// the heartbeat timeout when there is one, else the start-to-close timeout.
 	noticeLost map[string]time.Duration
+	fallback   func(activities.UpdateInput) string // UpdateResult.Fallback, when set
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -101,7 +102,11 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env.OnActivity(a.UpdatePolicy, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.UpdateInput) (activities.UpdateResult, error) {
 			f.updates = append(f.updates, in)
-			return activities.UpdateResult{Checkpoint: activities.CheckpointKey(in.Iteration)}, nil
+			r := activities.UpdateResult{Checkpoint: activities.CheckpointKey(in.Iteration)}
+			if f.fallback != nil {
+				r.Fallback = f.fallback(in)
+			}
+			return r, nil
 		})
 	env.OnActivity(a.RefreshBuffer, mock.Anything, mock.Anything).Return(activities.BufferResult{Size: 1}, nil)
 	env.OnActivity(a.FinalGrade, mock.Anything, mock.Anything).Return(
