@@ -289,7 +289,7 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 			res.DiskFull = watch.close() || diskErrorIn(res.Output)
 		}
 		if ws != nil {
-			res.DiskFull = ws.checkFull()
+			res.DiskFull = ws.checkFull() || diskErrorIn(res.Output) // a program faking it only mislabels its own failure
 			if err := ws.copyOut(spec.WorkDir); err != nil {
 				errs = append(errs, fmt.Errorf("copying the work dir out of the workspace: %w", err))
 			}

@@ -272,7 +272,7 @@ func (d *Docker) Run(ctx context.Context, spec Spec, progress func(Progress)) (r
 			res.DiskFull = watch.close() || diskErrorIn(res.Output)
 		}
 		if ws != nil {
-			res.DiskFull = ws.checkFull()
+			res.DiskFull = ws.checkFull() || diskErrorIn(res.Output) // a program faking it only mislabels its own failure
 			if err := ws.copyOut(work); err != nil {
 				return fmt.Errorf("copying the work dir out of the workspace: %w", err)
 			}

@@ -194,12 +194,13 @@ func (w *workspace) bindInputs(data, program string) error {
 
 // fullSlack is how little free space counts as full: a tmpfs fails writes page by page, so a
 // program that hit ENOSPC leaves under a page; ext4 refuses a write while it still holds a few
-// hundred KiB for metadata and delayed allocation, so a little more is allowed there.
+// hundred KiB to a few MiB for metadata and delayed allocation (1.9 MiB free after ENOSPC at a
+// 256 MiB quota), so more is allowed there.
 func (w *workspace) fullSlack() int64 {
 	if w.inRAM {
 		return min(256<<10, w.limit/16)
 	}
-	return max(1<<20, w.limit/256)
+	return max(4<<20, w.limit/128)
 }
 
 // checkFull records whether the quota is (or was at any check) used up, in bytes or inodes.

@@ -43,7 +43,8 @@ var docs = map[string]cmdDoc{
 		"Builds MLE-bench's prepared layout (test and validation splits) from Kaggle's raw files.", ""},
 	"grade": {"starter grade --task ID --submission FILE [flags]\n       starter grade --jsonl FILE [flags]",
 		"Grades a submission CSV as MLE-bench does and prints its score and medals; with --jsonl,\n" +
-			"grades many and prints MLE-bench's aggregate report. A missing submission file is an error.", ""},
+			"grades many and prints MLE-bench's aggregate report. Exit status: 0 valid, 1 invalid (after\n" +
+			"the report), 2 a missing file or bad usage.", ""},
 }
 
 // newFlagSet returns a flag set whose usage is the command's help.

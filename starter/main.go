@@ -38,6 +38,9 @@ func main() {
 			return // -h or --help: the help was asked for and printed
 		}
 		fmt.Fprintln(os.Stderr, "error:", err)
+		if errors.As(err, new(errInvalidSubmission)) {
+			os.Exit(1)
+		}
 		os.Exit(2)
 	}
 }

@@ -166,7 +166,10 @@ func gradeCommand(args []string, out io.Writer) error {
 	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+		return invalidIf(rep.ValidSubmission, reason)
 	}
 	score := "null"
 	if rep.Score != nil {
@@ -174,10 +177,20 @@ func gradeCommand(args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%s: score %s, valid %v, any medal %v (gold %v, silver %v, bronze %v), above median %v\n",
 		s.ID, score, rep.ValidSubmission, rep.AnyMedal, rep.GoldMedal, rep.SilverMedal, rep.BronzeMedal, rep.AboveMedian)
-	if reason != "" {
-		fmt.Fprintln(out, "invalid submission:", reason)
+	return invalidIf(rep.ValidSubmission, reason)
+}
+
+// errInvalidSubmission makes `starter grade` exit with status 1 after its report, so a script
+// (grade && submit) stops at an invalid file; bad usage and missing files exit with 2.
+type errInvalidSubmission struct{ reason string }
+
+func (e errInvalidSubmission) Error() string { return "invalid submission: " + e.reason }
+
+func invalidIf(valid bool, reason string) error {
+	if valid {
+		return nil
 	}
-	return nil
+	return errInvalidSubmission{reason}
 }
 
 func gradeOne(s *tasks.Spec, layout tasks.Layout, sub string) (grading.Report, string, error) {

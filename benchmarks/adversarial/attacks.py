@@ -165,9 +165,14 @@ def private_answers(case):
                "/data/private/answers.csv", "/proc/1/root" + HOST_ANSWERS]
     for p in guesses:
         attempt(case, "read " + p, lambda q=p: read_file(q))
+    # Walk the whole visible tree (not /proc, /sys, /dev: /proc/*/root loops back to / forever).
     found = []
-    for pattern in ["/**/answers*.csv", "/**/private"]:
-        found += glob.glob(pattern, recursive=True)[:5]
+    for top, dirs, files in os.walk("/", followlinks=False):
+        if top == "/":
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev")]
+        found += [os.path.join(top, n) for n in files if n.startswith("answers") and n.endswith(".csv")]
+        if len(found) >= 5:
+            break
     report(case, bool(found), "search for answers files: %s" % (found or "none"))
 
 

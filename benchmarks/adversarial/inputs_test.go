@@ -161,7 +161,7 @@ func inputCases() []inputCase {
 			args: func(e inputEnv) []string {
 				return []string{"grade", "--task", task, "--data-dir", e.dataDir, "--submission", filepath.Join(e.tmp, "nope.csv")}
 			}, want: []string{"nope.csv"}},
-		{name: "grade-garbage-file", expect: "non-zero exit: invalid, with the reason", control: true,
+		{name: "grade-garbage-file", expect: "exit 1: invalid, with the reason", control: true,
 			args: func(e inputEnv) []string {
 				return []string{"grade", "--task", task, "--data-dir", e.dataDir, "--submission", e.writeFile("garbage.csv", "\x00\x01garbage\n")}
 			}, want: []string{"invalid"}},

@@ -34,7 +34,7 @@ var attacksPy string
 const task = "leaf-classification"
 
 // The limits every case runs under: small, so resource attacks end in seconds.
-var limits = tasks.Limits{WallSeconds: 10, MemoryMB: 512, Processes: 64, OutputKB: 64}
+var limits = tasks.Limits{WallSeconds: 10, MemoryMB: 512, Processes: 64, OutputKB: 64, DiskMB: 256}
 
 // outcome is what one program did, as the platform recorded it and as the host shows it.
 type outcome struct {
