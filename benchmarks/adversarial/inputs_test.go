@@ -263,7 +263,8 @@ func runInput(t *testing.T, bin string, e inputEnv, c inputCase) (cell, verdict 
 	case err != nil:
 		t.Fatal(err)
 	}
-	line := firstErrorLine(out)
+	// The table names the case's temporary folders, not their random paths.
+	line := firstErrorLine(strings.NewReplacer(e.tmp, "$TMP", e.dataDir, "$DATA").Replace(out))
 	var problems []string
 	if code == 0 {
 		problems = append(problems, "exit code 0")

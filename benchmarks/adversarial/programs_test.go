@@ -318,6 +318,9 @@ func observed(o outcome, verdict string) string {
 	if o.blocked > 0 {
 		parts = append(parts, fmt.Sprintf("%d attempts refused", o.blocked))
 	}
+	if o.err == nil {
+		parts = append(parts, fmt.Sprintf("ran %.1f s", o.res.DurationS))
+	}
 	switch {
 	case o.err != nil:
 	case o.res.Reason != "":
