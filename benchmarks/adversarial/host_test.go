@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,13 +34,18 @@ func openSandbox(t *testing.T, kind string) sandbox.Sandbox {
 		sb, err = sandbox.NewLocal(testenv.Python, false)
 	case "docker":
 		cli, image := testenv.RequireDockerImage(t)
-		sb, err = sandbox.NewDocker(context.Background(), sandbox.DockerOptions{Client: cli, Image: image})
+		sb, err = sandbox.NewDocker(context.Background(), sandbox.DockerOptions{Client: cli, Image: image,
+			Labels: map[string]string{ownLabel: strconv.Itoa(os.Getpid())}})
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sb
 }
+
+// ownLabel marks this process's containers: `go test ./...` runs other packages' sandboxes at
+// the same time, and the watch must judge only what this test's programs did.
+const ownLabel = "mlerl.adversarial"
 
 // hostWatch takes the host's state that a contained program cannot change.
 type hostWatch struct {
@@ -107,7 +114,7 @@ func (h *hostWatch) snapshot() hostState {
 	s["prepared data (sha256 of every file)"] = treeHash(h.t, h.dataDir)
 	s["mlerl cgroups"] = strings.Join(mlerlCgroups(), " ")
 	s["processes of uid 65534 other than the canary"] = strings.Join(uidProcesses(65534, h.uidCanary.Process.Pid), " ")
-	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+sandbox.DockerLabel).Output()
+	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+ownLabel+"="+strconv.Itoa(os.Getpid())).Output()
 	s["sandbox containers"] = strings.Join(strings.Fields(string(out)), " ")
 	s["mounts"] = mounts()
 	s["root canary alive"] = fmt.Sprint(alive(h.rootCanary))
@@ -171,7 +178,7 @@ func mlerlCgroups() []string {
 		if err != nil || !d.IsDir() {
 			return nil
 		}
-		if strings.HasPrefix(d.Name(), "mlerl-") {
+		if strings.HasPrefix(d.Name(), fmt.Sprintf("mlerl-%d-", os.Getpid())) {
 			found = append(found, p)
 			return filepath.SkipDir
 		}
@@ -189,7 +196,7 @@ func uidProcesses(uid, except int) []string {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + pid + "/status")
-		if err != nil {
+		if err != nil || !ours(pid) {
 			continue
 		}
 		for _, line := range strings.Split(string(b), "\n") {
@@ -202,12 +209,47 @@ func uidProcesses(uid, except int) []string {
 	return pids
 }
 
-// mounts are the host mount namespace's mount points (a per-run tmpfs must be gone after it).
+// ours: a descendant of this test process (a bubblewrap program), or a process in a container
+// with this process's label or in one already removed (a Docker program).
+func ours(pid string) bool {
+	self := strconv.Itoa(os.Getpid())
+	for p, i := pid, 0; p != "" && p != "0" && i < 64; i++ {
+		if p == self {
+			return true
+		}
+		b, err := os.ReadFile("/proc/" + p + "/stat")
+		if err != nil {
+			break
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 2 {
+			break
+		}
+		p = f[1]
+	}
+	cg, _ := os.ReadFile("/proc/" + pid + "/cgroup")
+	m := containerID.FindStringSubmatch(string(cg))
+	if m == nil {
+		return false
+	}
+	label, err := exec.Command("docker", "inspect", "-f", `{{index .Config.Labels "`+ownLabel+`"}}`, m[1]).Output()
+	return err != nil || strings.TrimSpace(string(label)) == self
+}
+
+var containerID = regexp.MustCompile(`docker[/-]([0-9a-f]{64})`)
+
+// mounts are the host mount namespace's mount points (a per-run workspace must be gone after
+// it), without other processes' sandbox workspaces.
 func mounts() string {
 	b, _ := os.ReadFile("/proc/1/mountinfo")
 	var points []string
+	own := fmt.Sprintf("/run/mlerl-sandbox/run-%d-", os.Getpid())
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && !strings.HasPrefix(f[4], "/var/lib/docker") && !strings.HasPrefix(f[4], "/run/docker") {
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasPrefix(f[4], "/run/mlerl-sandbox/run-") && !strings.HasPrefix(f[4], own) {
+			continue
+		}
+		if len(f) > 4 && !strings.HasPrefix(f[4], "/var/lib/docker") && !strings.HasPrefix(f[4], "/run/docker") {
 			points = append(points, f[4])
 		}
 	}
