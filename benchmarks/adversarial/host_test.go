@@ -287,7 +287,15 @@ func (tb *table) set(name, expect string, col int, cell string) {
 // write appends the table, in Markdown, to $MLERL_ADVERSARIAL_TABLE when it is set.
 func (tb *table) write(t *testing.T, title string) {
 	var b strings.Builder
-	esc := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
+	esc := func(s string) string {
+		s = strings.Map(func(r rune) rune { // a program's bytes must not break the Markdown
+			if r < 0x20 || r == 0x7f {
+				return '?'
+			}
+			return r
+		}, s)
+		return strings.ReplaceAll(s, "|", `\|`)
+	}
 	fmt.Fprintf(&b, "### %s (%d cases, run as uid %d)\n\n| %s |\n|%s\n", title, len(tb.rows), os.Getuid(),
 		strings.Join(tb.head, " | "), strings.Repeat("---|", len(tb.head)))
 	for _, r := range tb.rows {
