@@ -250,20 +250,20 @@ def memory_bomb(case):
         hog.append(bytearray(64 << 20))
 
 
-def disk_fill_work(case):
+def fill(path):
     chunk = b"x" * (8 << 20)
-    with open("fill.bin", "wb") as f:
+    with open(path, "wb") as f:
         while True:
             f.write(chunk)
             f.flush()
+
+
+def disk_fill_work(case):
+    fill("fill.bin")
 
 
 def disk_fill_tmp(case):
-    chunk = b"x" * (8 << 20)
-    with open("/tmp/fill.bin", "wb") as f:
-        while True:
-            f.write(chunk)
-            f.flush()
+    fill("/tmp/fill.bin")
 
 
 def output_flood(case):
