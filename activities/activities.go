@@ -81,21 +81,6 @@ func putCheckpoint(ctx context.Context, store artifacts.Store, name string, data
 	return putJSON(ctx, store, name, checkpointPointer{Blob: blob})
 }
 
-func getCheckpoint(ctx context.Context, store artifacts.Store, name string) ([]byte, error) {
-	var ptr checkpointPointer
-	if err := getJSON(ctx, store, name, &ptr); err != nil {
-		return nil, err
-	}
-	if ptr.Blob == "" {
-		return nil, badInput("checkpoint %s names no blob: it was not written by this version", store.Location(name))
-	}
-	data, err := artifacts.GetContent(ctx, store, ptr.Blob)
-	if errors.Is(err, artifacts.ErrCorrupt) {
-		return nil, badInput("%v", err) // retrying cannot mend a corrupt blob
-	}
-	return data, err
-}
-
 // BufferKey is the self-improve buffer of a run.
 const BufferKey = "buffer.json"
 
@@ -198,22 +183,18 @@ func (a *Activities) policy(ctx context.Context, store artifacts.Store, run, key
 	if p, ok := a.policies[run+"/"+key]; ok {
 		return p, nil, key, nil
 	}
-	data, used, _, err := loadCheckpoint(ctx, store, key)
+	ck, err := loadCheckpoint(ctx, store, key)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if ck, ok := llmCheckpointOf(data); ok {
-		return nil, &ck, used, nil
+	if ck.llm != nil {
+		return nil, ck.llm, ck.key, nil
 	}
 	// Cached under the checkpoint that loaded: a damaged key is read again (and stepped over)
 	// on each call, so restoring it takes effect.
-	key = used
-	if p, ok := a.policies[run+"/"+key]; ok {
-		return p, nil, key, nil
-	}
-	p, _, err = model.LoadCheckpoint(data)
-	if err != nil {
-		return nil, nil, "", badInput("checkpoint %s: %v", used, err)
+	key, p = ck.key, ck.policy
+	if cached, ok := a.policies[run+"/"+key]; ok {
+		return cached, nil, key, nil
 	}
 	if a.policies == nil {
 		a.policies = map[string]*model.Policy{}
@@ -602,24 +583,22 @@ func (a *Activities) UpdatePolicy(ctx context.Context, in UpdateInput) (UpdateRe
 	if err != nil {
 		return UpdateResult{}, badInput("%v", err)
 	}
-	data, used, fb, err := loadCheckpoint(ctx, store, in.Checkpoint)
+	ck, err := loadCheckpoint(ctx, store, in.Checkpoint)
 	if err != nil {
 		return UpdateResult{}, err
 	}
+	fb := ck.fallback
 	if fb != nil {
 		// The samples and their results are all kept; only the damaged checkpoint's own update
 		// is lost, and this one applies to the earlier policy instead.
-		in.Checkpoint = used
+		in.Checkpoint = ck.key
 		in.Metrics.CheckpointFallback = fb.String()
 	}
-	if ck, ok := llmCheckpointOf(data); ok {
-		res, err := a.updateLLM(ctx, store, in, ck)
+	if ck.llm != nil {
+		res, err := a.updateLLM(ctx, store, in, *ck.llm)
 		return withFallback(res, fb), err
 	}
-	p, _, err := model.LoadCheckpoint(data) // a private copy: cached policies stay unchanged
-	if err != nil {
-		return UpdateResult{}, badInput("checkpoint %s: %v", in.Checkpoint, err)
-	}
+	p := ck.policy // decoded for this call: cached policies stay unchanged
 	var batch []model.Experience
 	stale := map[string]bool{}
 	for _, id := range in.Stale {

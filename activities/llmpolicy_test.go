@@ -204,8 +204,8 @@ func TestLLMPolicyBadInputs(t *testing.T) {
 	}
 	var up UpdateResult
 	v.Get(&up)
-	data, _ := getCheckpoint(context.Background(), store, up.Checkpoint)
-	if ck, ok := llmCheckpointOf(data); !ok || ck.Model != "qwen-base" || ck.Iteration != 1 {
-		t.Fatalf("checkpoint after a static update: %s", data)
+	ck, err := readCheckpoint(context.Background(), store, up.Checkpoint)
+	if err != nil || ck.llm == nil || ck.llm.Model != "qwen-base" || ck.llm.Iteration != 1 {
+		t.Fatalf("checkpoint after a static update: %+v %v", ck.llm, err)
 	}
 }

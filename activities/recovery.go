@@ -43,55 +43,59 @@ func checkpointIteration(key string) (int, bool) {
 // briefly unreachable, which is retried).
 var errDamaged = errors.New("damaged")
 
-// readCheckpoint loads one checkpoint and checks it decodes; a damaged one (its pointer missing
-// or not JSON, its blob missing or failing its sha256, its contents not a checkpoint) is
-// reported as errDamaged.
-func readCheckpoint(ctx context.Context, store artifacts.Store, key string) ([]byte, error) {
+// loadedCheckpoint is a checkpoint read, checked and decoded once.
+type loadedCheckpoint struct {
+	key      string              // the checkpoint that loaded: the one asked for or an earlier good one
+	policy   *model.Policy       // the network policy, a private copy; nil for an llm checkpoint
+	llm      *llmCheckpoint      // set for an llm checkpoint
+	fallback *CheckpointFallback // set when the one asked for was damaged
+}
+
+// readCheckpoint loads and decodes one checkpoint; a damaged one (its pointer missing or not
+// JSON, its blob missing or failing its sha256, its contents not a checkpoint) is reported as
+// errDamaged.
+func readCheckpoint(ctx context.Context, store artifacts.Store, key string) (loadedCheckpoint, error) {
+	ck := loadedCheckpoint{key: key}
 	b, err := store.Get(ctx, key)
 	if errors.Is(err, artifacts.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s is missing", errDamaged, store.Location(key))
+		return ck, fmt.Errorf("%w: %s is missing", errDamaged, store.Location(key))
 	}
 	if err != nil {
-		return nil, err
+		return ck, err
 	}
 	var ptr checkpointPointer
 	if err := json.Unmarshal(b, &ptr); err != nil || ptr.Blob == "" {
-		return nil, fmt.Errorf("%w: %s is not a checkpoint pointer (%d bytes)", errDamaged, store.Location(key), len(b))
+		return ck, fmt.Errorf("%w: %s is not a checkpoint pointer (%d bytes)", errDamaged, store.Location(key), len(b))
 	}
 	data, err := artifacts.GetContent(ctx, store, ptr.Blob)
-	if errors.Is(err, artifacts.ErrCorrupt) || errors.Is(err, artifacts.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %v", errDamaged, err)
+	if errors.Is(err, artifacts.ErrCorrupt) || errors.Is(err, artifacts.ErrNotFound) || errors.Is(err, artifacts.ErrNotContentKey) {
+		return ck, fmt.Errorf("%w: %v", errDamaged, err)
 	}
 	if err != nil {
-		if strings.Contains(err.Error(), "not a content key") {
-			return nil, fmt.Errorf("%w: %v", errDamaged, err)
-		}
-		return nil, err
+		return ck, err
 	}
-	if _, ok := llmCheckpointOf(data); ok {
-		return data, nil
+	if l, ok := llmCheckpointOf(data); ok {
+		ck.llm = &l
+		return ck, nil
 	}
-	if _, _, err := model.LoadCheckpoint(data); err != nil {
-		return nil, fmt.Errorf("%w: %s does not decode: %v", errDamaged, store.Location(ptr.Blob), err)
+	if ck.policy, _, err = model.LoadCheckpoint(data); err != nil {
+		return ck, fmt.Errorf("%w: %s does not decode: %v", errDamaged, store.Location(ptr.Blob), err)
 	}
-	return data, nil
+	return ck, nil
 }
 
 // loadCheckpoint reads checkpoint key or, when it is damaged, the newest earlier good one
 // (checkpoint 0 is the warm start): the run goes on from there rather than failing for good.
 // The fallback is logged and appended to RecoveryKey. It fails, naming every checkpoint, only
 // when none is good.
-func loadCheckpoint(ctx context.Context, store artifacts.Store, key string) ([]byte, string, *CheckpointFallback, error) {
-	data, err := readCheckpoint(ctx, store, key)
-	if err == nil {
-		return data, key, nil, nil
-	}
-	if !errors.Is(err, errDamaged) {
-		return nil, "", nil, err
+func loadCheckpoint(ctx context.Context, store artifacts.Store, key string) (loadedCheckpoint, error) {
+	ck, err := readCheckpoint(ctx, store, key)
+	if err == nil || !errors.Is(err, errDamaged) {
+		return ck, err
 	}
 	it, ok := checkpointIteration(key)
 	if !ok {
-		return nil, "", nil, badInput("checkpoint %s: %v", key, err)
+		return ck, badInput("checkpoint %s: %v", key, err)
 	}
 	why := func(key string, err error) string {
 		return key + ": " + strings.TrimPrefix(err.Error(), errDamaged.Error()+": ")
@@ -100,9 +104,9 @@ func loadCheckpoint(ctx context.Context, store artifacts.Store, key string) ([]b
 	reasons := []string{why(key, err)}
 	for prev := it - 1; prev >= 0; prev-- {
 		used := CheckpointKey(prev)
-		data, err := readCheckpoint(ctx, store, used)
+		ck, err := readCheckpoint(ctx, store, used)
 		if err != nil && !errors.Is(err, errDamaged) {
-			return nil, "", nil, err
+			return ck, err
 		}
 		if err != nil {
 			reasons = append(reasons, why(used, err))
@@ -111,11 +115,12 @@ func loadCheckpoint(ctx context.Context, store artifacts.Store, key string) ([]b
 		fb := &CheckpointFallback{Damaged: key, Used: used, Reason: strings.TrimPrefix(first.Error(), errDamaged.Error()+": "), At: time.Now().UTC()}
 		logWarn(ctx, "damaged checkpoint: falling back to an earlier good one", "damaged", key, "used", used, "reason", fb.Reason)
 		if err := recordFallback(ctx, store, *fb); err != nil {
-			return nil, "", nil, err
+			return ck, err
 		}
-		return data, used, fb, nil
+		ck.fallback = fb
+		return ck, nil
 	}
-	return nil, "", nil, badInput("no good checkpoint at or before %s (%s): restore one from a backup and `starter resume` the run, or start it again with `starter run`", key, strings.Join(reasons, "; "))
+	return loadedCheckpoint{}, badInput("no good checkpoint at or before %s (%s): restore one from a backup and `starter resume` the run, or start it again with `starter run`", key, strings.Join(reasons, "; "))
 }
 
 func logWarn(ctx context.Context, msg string, kv ...any) {
@@ -207,14 +212,14 @@ func (a *Activities) RecoverState(ctx context.Context, in RecoverInput) (RunStat
 	if last < 0 {
 		return RunState{}, badInput("run %s has no checkpoint: it never started, so start it again with `starter run`", in.Run)
 	}
-	_, used, fb, err := loadCheckpoint(ctx, store, CheckpointKey(last))
+	ck, err := loadCheckpoint(ctx, store, CheckpointKey(last))
 	if err != nil {
 		return RunState{}, err
 	}
-	it, _ := checkpointIteration(used)
-	st := RunState{Iteration: it, Checkpoint: used, Task: desc}
-	if fb != nil {
-		st.NewFallback = fb.String()
+	it, _ := checkpointIteration(ck.key)
+	st := RunState{Iteration: it, Checkpoint: ck.key, Task: desc}
+	if ck.fallback != nil {
+		st.NewFallback = ck.fallback.String()
 	}
 	usedIDs := map[string]bool{}
 	for i := 1; i <= it; i++ {

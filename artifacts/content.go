@@ -15,6 +15,9 @@ const ContentPrefix = "blobs/sha256/"
 // ErrCorrupt is returned by GetContent when a blob's bytes do not match its key.
 var ErrCorrupt = errors.New("artifact is corrupt")
 
+// ErrNotContentKey: GetContent was given a key PutContent did not make.
+var ErrNotContentKey = errors.New("not a content key")
+
 // ContentHash is the hex sha256 of data: a content key's name, and the identity of equal bytes.
 func ContentHash(data []byte) string {
 	sum := sha256.Sum256(data)
@@ -34,7 +37,7 @@ func PutContent(ctx context.Context, store Store, data []byte) (string, error) {
 func GetContent(ctx context.Context, store Store, key string) ([]byte, error) {
 	want, ok := strings.CutPrefix(key, ContentPrefix)
 	if _, err := hex.DecodeString(want); !ok || err != nil || len(want) != 2*sha256.Size {
-		return nil, fmt.Errorf("artifact key %q is not a content key (%s<64 hex digits>)", key, ContentPrefix)
+		return nil, fmt.Errorf("artifact key %q is %w (%s<64 hex digits>)", key, ErrNotContentKey, ContentPrefix)
 	}
 	data, err := store.Get(ctx, key)
 	if err != nil {

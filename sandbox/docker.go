@@ -159,9 +159,10 @@ func (d *Docker) Close() error { return d.cli.Close() }
 // Run executes spec.Program in a new container, spec.DataDir visible read-only as ./input.
 // The container is removed however the run ends.
 //
-// As root, the work folder and /tmp are a per-run tmpfs workspace of Limits.DiskBytes mounted on
-// the host and bind-mounted into the container (the engine runs on this host; a tmpfs of the
-// engine's own would vanish with the container, before the submission could be read), with
+// As root, the work folder and /tmp are a per-run workspace of Limits.DiskBytes (workspace.go:
+// an ext4 image, or a tmpfs) mounted on the host and bind-mounted into the container (the engine
+// runs on this host; a tmpfs of the engine's own would vanish with the container, before the
+// submission could be read), with
 // spec.WorkDir copied in before and out after. Otherwise spec.WorkDir is bind-mounted as it
 // is, its size watched, and /tmp is a tmpfs of the engine's limited to Limits.DiskBytes.
 func (d *Docker) Run(ctx context.Context, spec Spec, progress func(Progress)) (res Result, err error) {

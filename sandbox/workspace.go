@@ -90,7 +90,7 @@ func cleanStaleWorkspaces() {
 	}
 }
 
-// newWorkspace mounts the tmpfs, with work/ and tmp/ owned by uid:gid.
+// newWorkspace mounts a workspace (a disk image, else a tmpfs), with work/ and tmp/ owned by uid:gid.
 func newWorkspace(limit int64, uid, gid int) (*workspace, error) {
 	base, err := workspaceBase()
 	if err != nil {

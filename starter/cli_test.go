@@ -16,7 +16,7 @@ import (
 // Every command's -h and --help print a usage line, what the command does, its arguments and
 // its flags on stdout, and exit 0 (they used to print nothing useful and exit 2).
 func TestEveryCommandHasHelp(t *testing.T) {
-	bin := buildStarter(t)
+	bin := testenv.BuildStarter(t)
 	cases := []struct {
 		args  []string
 		wants []string
@@ -76,7 +76,7 @@ func TestGradeMissingSubmissionFails(t *testing.T) {
 	if err := gradeCommand([]string{"--task", "leaf-classification", "--submission", dir}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "is a folder") {
 		t.Fatalf("a folder: %v", err)
 	}
-	bin := buildStarter(t)
+	bin := testenv.BuildStarter(t)
 	cmd := exec.Command(bin, "grade", "--task", "leaf-classification", "--submission", missing)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -39,16 +39,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func buildStarter(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "starter")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building starter: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
@@ -107,7 +97,7 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	bin := buildStarter(t)
+	bin := testenv.BuildStarter(t)
 	endpoint, user, password := testenv.StartMinIO(t)
 	t.Setenv("MLERL_S3_ENDPOINT", endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", user)

@@ -189,12 +189,7 @@ func inputCases() []inputCase {
 // with a non-zero exit and an error naming the problem, leaving no run behind.
 func TestBadInputs(t *testing.T) {
 	dataDir := testenv.PreparedData(t, task)
-	bin := filepath.Join(t.TempDir(), "starter")
-	build := exec.Command("go", "build", "-o", bin, "./starter")
-	build.Dir = testenv.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the starter: %v\n%s", err, out)
-	}
+	bin := testenv.BuildStarter(t)
 	goodSpec, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "tasks", "specs", task+".yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -79,3 +79,16 @@ func PreparedData(t testing.TB, task string) string {
 	}
 	return dir
 }
+
+// BuildStarter builds the starter binary into a temporary folder, for tests that run it as a user
+// would (exit status, stderr, signals).
+func BuildStarter(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "starter")
+	cmd := exec.Command("go", "build", "-o", bin, "./starter")
+	cmd.Dir = RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building starter: %v\n%s", err, out)
+	}
+	return bin
+}
