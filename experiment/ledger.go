@@ -1,0 +1,81 @@
+package experiment
+
+import "mlerl/grading"
+
+// Cell statuses, as the ledger and `starter experiment status` show them.
+const (
+	StatusPending = "pending"  // not started yet
+	StatusRunning = "running"  // its Train workflow is going
+	StatusDone    = "done"     // finished, graded
+	StatusFailed  = "failed"   // its Train workflow failed; Reason says why
+	StatusNoData  = "no-data"  // the task's prepared data is missing: reported, never dropped
+	StatusInvalid = "invalid"  // its flags were refused before anything ran; Reason says why
+	StatusBlocked = "blocked"  // the arm it is matched to failed, so it has no budget
+)
+
+// Ledger is an experiment's record: the spec it ran and one entry per cell. The Experiment
+// workflow returns it and stores it as experiment.json; reports are built from it and from the
+// cells' run directories.
+type Ledger struct {
+	Spec  Spec         `json:"spec"`
+	Cells []CellRecord `json:"cells"`
+	// Sandbox is what ran the programs, e.g. "bubblewrap"; Machine a line about the host.
+	Sandbox string `json:"sandbox,omitempty"`
+	Machine string `json:"machine,omitempty"`
+}
+
+// CellRecord is one cell's state and, once done, its results.
+type CellRecord struct {
+	Cell
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Budget actually used by training (evaluation and final grading excluded).
+	Programs       int     `json:"programs"`        // training programs executed
+	SandboxSeconds float64 `json:"sandbox_seconds"` // their summed execution time
+	WallSeconds    float64 `json:"wall_seconds"`    // the training phase's wall time
+	Iterations     int     `json:"iterations"`      // updates completed
+	// MatchedSeconds is the sandbox-seconds budget a matched arm was given (0 otherwise).
+	MatchedSeconds float64 `json:"matched_seconds,omitempty"`
+	// BestValidation is the best training program's score on the selection split.
+	BestValidation *float64 `json:"best_validation,omitempty"`
+	// Chosen is the final policy's best-of-K program graded on the test answers; Best is the
+	// run's best training program by validation score, re-run and graded on the test answers.
+	Chosen *Graded `json:"chosen,omitempty"`
+	Best   *Graded `json:"best,omitempty"`
+	// Curve is the best-so-far program at points of the training budget, graded on test.
+	Curve []CurvePoint `json:"curve,omitempty"`
+}
+
+// Graded is a program graded on the private test answers.
+type Graded struct {
+	Sample     string         `json:"sample"`
+	Validation *float64       `json:"validation,omitempty"` // its selection-split score
+	Test       *float64       `json:"test,omitempty"`       // nil: invalid on the test answers
+	Report     grading.Report `json:"report"`
+	Reason     string         `json:"reason,omitempty"`
+}
+
+// Medal names the best medal, or "".
+func (g *Graded) Medal() string {
+	switch {
+	case g == nil:
+		return ""
+	case g.Report.GoldMedal:
+		return "gold"
+	case g.Report.SilverMedal:
+		return "silver"
+	case g.Report.BronzeMedal:
+		return "bronze"
+	}
+	return ""
+}
+
+// CurvePoint is the best-so-far training program after Programs executed programs.
+type CurvePoint struct {
+	Programs       int      `json:"programs"`
+	SandboxSeconds float64  `json:"sandbox_seconds"`
+	WallSeconds    float64  `json:"wall_seconds"`
+	Sample         string   `json:"sample"`
+	Validation     *float64 `json:"validation,omitempty"`
+	Test           *float64 `json:"test,omitempty"`
+}

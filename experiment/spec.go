@@ -1,0 +1,323 @@
+// Package experiment describes the paper's experiments as data: a spec names tasks, arms (run
+// flags on top of a shared budget), seeds and the pass rule, fixed before anything runs; the
+// grid of cells it expands to is what the Experiment workflow runs, and the ledger records what
+// each cell did.
+package experiment
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Spec is an experiment, as written in its YAML file.
+type Spec struct {
+	Name        string   `yaml:"name" json:"name"`
+	Description string   `yaml:"description,omitempty" json:"description,omitempty"`
+	Tasks       []string `yaml:"tasks" json:"tasks"`
+	Arms        []Arm    `yaml:"arms" json:"arms"`
+	Seeds       []uint64 `yaml:"seeds" json:"seeds"`
+	// Flags are `starter run` flags every cell gets: the budget (iterations, batch, ...).
+	Flags []string `yaml:"flags,omitempty" json:"flags,omitempty"`
+	// MaxConcurrent bounds the Train workflows running at once.
+	MaxConcurrent int      `yaml:"max_concurrent,omitempty" json:"max_concurrent"`
+	PassRule      PassRule `yaml:"pass_rule" json:"pass_rule"`
+}
+
+// Arm is one configuration compared across tasks and seeds.
+type Arm struct {
+	Name  string   `yaml:"name" json:"name"`
+	Flags []string `yaml:"flags,omitempty" json:"flags,omitempty"`
+	// MatchSandboxSeconds names another arm: this arm's cell runs after that arm's cell of the
+	// same task and seed, with the sandbox-seconds it used as its training budget.
+	MatchSandboxSeconds string `yaml:"match_sandbox_seconds,omitempty" json:"match_sandbox_seconds,omitempty"`
+	// Tasks, when set, limits the arm to these of the spec's tasks (an ablation on a few).
+	Tasks []string `yaml:"tasks,omitempty" json:"tasks,omitempty"`
+	// About says what the arm is, for the report.
+	About string `yaml:"about,omitempty" json:"about,omitempty"`
+}
+
+// Measures a pass rule can compare.
+const (
+	MeasureBestTest   = "best_test"   // the run's best training program, graded on test
+	MeasureChosenTest = "chosen_test" // the final policy's best-of-K program, graded on test
+)
+
+// PassRule is decided before the runs: Arm passes on a task when it beats every arm of Versus
+// on Measure in at least MinSeeds of the task's seeds (a paired comparison by seed).
+type PassRule struct {
+	Arm      string   `yaml:"arm" json:"arm"`
+	Versus   []string `yaml:"versus" json:"versus"`
+	Measure  string   `yaml:"measure" json:"measure"`
+	MinSeeds int      `yaml:"min_seeds" json:"min_seeds"`
+}
+
+// BuiltinArms are the arms a spec may name without flags.
+var BuiltinArms = map[string]Arm{
+	"rl":                 {Name: "rl", About: "the platform's defaults: PPO with the duration-aware update and instrumented partial credit"},
+	"static":             {Name: "static", Flags: []string{"--learning-rate", "0"}, About: "the same warm start, never updated"},
+	"random":             {Name: "random", Flags: []string{"--init", "uniform", "--learning-rate", "0"}, About: "every code action equally likely, never updated"},
+	"no-duration-weight": {Name: "no-duration-weight", Flags: []string{"--no-duration-weight"}, About: "rl without the duration-aware gradient weight (Figure 8's ablation)"},
+	"no-instrumentation": {Name: "no-instrumentation", Flags: []string{"--instrumenter", "none"}, About: "rl without progress prints: a failure earns -10 flat (Figure 9's ablation)"},
+	"scratch-only":       {Name: "scratch-only", Flags: []string{"--improve-fraction", "0"}, About: "rl that never asks to improve a previous solution (Table 4)"},
+	"static-matched":     {Name: "static-matched", Flags: []string{"--learning-rate", "0"}, MatchSandboxSeconds: "rl", About: "static, trained until it has used rl's sandbox-seconds"},
+}
+
+// UnmarshalYAML takes an arm as a built-in's name or as a mapping (which may extend a
+// built-in of the same name).
+func (a *Arm) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		b, ok := BuiltinArms[n.Value]
+		if !ok {
+			return fmt.Errorf("line %d: unknown arm %q: built-in arms are %s; or write {name: NAME, flags: [...]}", n.Line, n.Value, strings.Join(BuiltinArmNames(), ", "))
+		}
+		*a = b
+		return nil
+	}
+	type plain Arm
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	if b, ok := BuiltinArms[p.Name]; ok && p.Flags == nil && p.MatchSandboxSeconds == "" { // a built-in, perhaps limited to some tasks
+		p.Flags, p.MatchSandboxSeconds = b.Flags, b.MatchSandboxSeconds
+		if p.About == "" {
+			p.About = b.About
+		}
+	}
+	*a = Arm(p)
+	return nil
+}
+
+// BuiltinArmNames lists the built-in arms, sorted.
+func BuiltinArmNames() []string {
+	var names []string
+	for n := range BuiltinArms {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+//go:embed specs/*.yaml
+var builtinSpecs embed.FS
+
+// BuiltinNames lists the built-in specs (table1, ablations, learning, ...).
+func BuiltinNames() []string {
+	entries, _ := builtinSpecs.ReadDir("specs")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	return names
+}
+
+// Load reads a built-in spec by name or a YAML file by path.
+func Load(nameOrPath string) (Spec, []byte, error) {
+	var b []byte
+	var err error
+	where := nameOrPath
+	if slices.Contains(BuiltinNames(), nameOrPath) {
+		b, err = builtinSpecs.ReadFile("specs/" + nameOrPath + ".yaml")
+		where = "built-in spec " + nameOrPath
+	} else {
+		b, err = os.ReadFile(nameOrPath)
+		if errors.Is(err, os.ErrNotExist) && filepath.Ext(nameOrPath) == "" {
+			return Spec{}, nil, fmt.Errorf("%s: no such spec file, and not a built-in spec (%s)", nameOrPath, strings.Join(BuiltinNames(), ", "))
+		}
+	}
+	if err != nil {
+		return Spec{}, nil, err
+	}
+	s, err := Parse(b)
+	if err != nil {
+		return Spec{}, nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return s, b, nil
+}
+
+// Parse decodes and checks a spec; unknown keys are refused, so a misspelt one is not ignored.
+func Parse(b []byte) (Spec, error) {
+	var s Spec
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return Spec{}, err
+	}
+	if s.MaxConcurrent == 0 {
+		s.MaxConcurrent = 2
+	}
+	return s, s.Validate()
+}
+
+// runFlagsOwned are the flags the experiment sets per cell, or for all cells at once: an arm
+// or the budget giving them would be overridden or would break the grid.
+var runFlagsOwned = []string{"--seed", "--out", "--task", "--detach", "--temporal-address", "--namespace",
+	"--worker-roles", "--store", "--sandbox", "--slots", "--data-dir", "--python", "--policy", "--task-spec"}
+
+// Validate names the first problem and its fix.
+func (s Spec) Validate() error {
+	switch {
+	case s.Name == "" || strings.ContainsAny(s.Name, "/ \t"):
+		return fmt.Errorf("field name: %q must be a non-empty name without spaces or slashes", s.Name)
+	case len(s.Tasks) == 0:
+		return errors.New("field tasks: list at least one task id (see `starter tasks list`)")
+	case len(s.Arms) == 0:
+		return fmt.Errorf("field arms: list at least one arm (built-in: %s)", strings.Join(BuiltinArmNames(), ", "))
+	case len(s.Seeds) == 0:
+		return errors.New("field seeds: list the seeds, fixed before the runs (e.g. [21, 22, 23])")
+	case s.MaxConcurrent < 1 || s.MaxConcurrent > 64:
+		return fmt.Errorf("field max_concurrent: %d is out of range: it must be between 1 and 64", s.MaxConcurrent)
+	}
+	if d := dup(s.Tasks); d != "" {
+		return fmt.Errorf("field tasks: %s is listed twice", d)
+	}
+	seen := map[uint64]bool{}
+	for _, sd := range s.Seeds {
+		if seen[sd] {
+			return fmt.Errorf("field seeds: %d is listed twice", sd)
+		}
+		seen[sd] = true
+	}
+	arms := map[string]Arm{}
+	for _, a := range s.Arms {
+		if a.Name == "" || strings.ContainsAny(a.Name, "/ \t") {
+			return fmt.Errorf("field arms: name %q must be non-empty, without spaces or slashes", a.Name)
+		}
+		if _, ok := arms[a.Name]; ok {
+			return fmt.Errorf("field arms: %s is listed twice", a.Name)
+		}
+		arms[a.Name] = a
+		for _, t := range a.Tasks {
+			if !slices.Contains(s.Tasks, t) {
+				return fmt.Errorf("field arms.%s.tasks: %q is not in the spec's tasks: add it there or remove it here", a.Name, t)
+			}
+		}
+		if err := checkFlags("arms."+a.Name+".flags", a.Flags); err != nil {
+			return err
+		}
+	}
+	for _, a := range s.Arms {
+		if m := a.MatchSandboxSeconds; m != "" {
+			ref, ok := arms[m]
+			if !ok {
+				return fmt.Errorf("field arms.%s.match_sandbox_seconds: arm %q is not in the spec: add it to arms", a.Name, m)
+			}
+			if len(ref.Tasks) > 0 && !subset(a.Tasks, ref.Tasks) {
+				return fmt.Errorf("field arms.%s.tasks: arm %q, which it is matched to, does not run on all of them", a.Name, m)
+			}
+			if ref.MatchSandboxSeconds != "" {
+				return fmt.Errorf("field arms.%s.match_sandbox_seconds: arm %q is itself matched: match an arm that runs on its own budget", a.Name, m)
+			}
+		}
+	}
+	if err := checkFlags("flags", s.Flags); err != nil {
+		return err
+	}
+	r := s.PassRule
+	switch {
+	case r.Arm == "":
+		return errors.New("field pass_rule.arm: name the arm that must win, fixed before the runs")
+	case arms[r.Arm].Name == "":
+		return fmt.Errorf("field pass_rule.arm: %q is not one of the spec's arms", r.Arm)
+	case r.Measure != MeasureBestTest && r.Measure != MeasureChosenTest:
+		return fmt.Errorf("field pass_rule.measure: must be %s or %s, got %q", MeasureBestTest, MeasureChosenTest, r.Measure)
+	case r.MinSeeds < 1 || r.MinSeeds > len(s.Seeds):
+		return fmt.Errorf("field pass_rule.min_seeds: %d must be between 1 and the number of seeds (%d)", r.MinSeeds, len(s.Seeds))
+	}
+	for _, v := range r.Versus {
+		if arms[v].Name == "" || v == r.Arm {
+			return fmt.Errorf("field pass_rule.versus: %q must be another of the spec's arms", v)
+		}
+	}
+	return nil
+}
+
+func checkFlags(field string, flags []string) error {
+	for _, f := range flags {
+		name, _, _ := strings.Cut(f, "=")
+		if strings.HasPrefix(name, "-") && !strings.HasPrefix(name, "--") {
+			name = "-" + name
+		}
+		if slices.Contains(runFlagsOwned, name) {
+			return fmt.Errorf("field %s: %s is set by the experiment (per cell, or by `starter experiment run`'s own flags): remove it", field, name)
+		}
+	}
+	return nil
+}
+
+// subset says whether every element of xs is in ys (an empty xs means every task).
+func subset(xs, ys []string) bool {
+	if len(xs) == 0 {
+		return false
+	}
+	for _, x := range xs {
+		if !slices.Contains(ys, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func dup(xs []string) string {
+	seen := map[string]bool{}
+	for _, x := range xs {
+		if seen[x] {
+			return x
+		}
+		seen[x] = true
+	}
+	return ""
+}
+
+// Cell is one run of the grid.
+type Cell struct {
+	Task string `json:"task"`
+	Arm  string `json:"arm"`
+	Seed uint64 `json:"seed"`
+	// Run names the cell's run directory and its Train workflow (train-<run>).
+	Run string `json:"run"`
+	// Flags are the `starter run` flags of the cell: the budget, the arm's, then the seed.
+	Flags []string `json:"flags"`
+	// Match is the run whose sandbox-seconds are this cell's budget ("" for none).
+	Match string `json:"match,omitempty"`
+}
+
+// Cells expands the grid: seed by seed (so an interrupted experiment has whole seeds first),
+// then task, then arm; a matched arm comes after the arm it is matched to.
+func (s Spec) Cells() []Cell {
+	var out []Cell
+	arms := slices.Clone(s.Arms)
+	sort.SliceStable(arms, func(i, j int) bool {
+		return arms[i].MatchSandboxSeconds == "" && arms[j].MatchSandboxSeconds != ""
+	})
+	for _, seed := range s.Seeds {
+		for _, task := range s.Tasks {
+			for _, a := range arms {
+				if len(a.Tasks) > 0 && !slices.Contains(a.Tasks, task) {
+					continue
+				}
+				c := Cell{Task: task, Arm: a.Name, Seed: seed, Run: RunName(task, a.Name, seed)}
+				c.Flags = append(append(slices.Clone(s.Flags), a.Flags...), "--seed", fmt.Sprint(seed))
+				if a.MatchSandboxSeconds != "" {
+					c.Match = RunName(task, a.MatchSandboxSeconds, seed)
+				}
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// RunName is a cell's run name.
+func RunName(task, arm string, seed uint64) string {
+	return fmt.Sprintf("%s-%s-s%d", task, arm, seed)
+}
