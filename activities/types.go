@@ -148,6 +148,15 @@ type IterationMetrics struct {
 	// CheckpointFallback says the update's checkpoint was damaged and an earlier good one was
 	// updated instead (RecoveryKey has the details).
 	CheckpointFallback string `json:"checkpoint_fallback,omitempty"`
+	// MeanScore is the mean score of the iteration's valid programs on the selection split.
+	MeanScore *float64 `json:"mean_score,omitempty"`
+	// BestSample is the program behind BestScore.
+	BestSample string `json:"best_sample,omitempty"`
+	// Budget used so far, for curves against programs, sandbox time and wall time: training
+	// programs executed, their summed execution seconds, and wall seconds since the run began.
+	Programs       int     `json:"programs,omitempty"`
+	SandboxSeconds float64 `json:"sandbox_seconds,omitempty"`
+	ElapsedS       float64 `json:"elapsed_s,omitempty"`
 }
 
 // UpdateInput asks for a PPO update on completed samples.

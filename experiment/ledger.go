@@ -4,13 +4,13 @@ import "mlerl/grading"
 
 // Cell statuses, as the ledger and `starter experiment status` show them.
 const (
-	StatusPending = "pending"  // not started yet
-	StatusRunning = "running"  // its Train workflow is going
-	StatusDone    = "done"     // finished, graded
-	StatusFailed  = "failed"   // its Train workflow failed; Reason says why
-	StatusNoData  = "no-data"  // the task's prepared data is missing: reported, never dropped
-	StatusInvalid = "invalid"  // its flags were refused before anything ran; Reason says why
-	StatusBlocked = "blocked"  // the arm it is matched to failed, so it has no budget
+	StatusPending = "pending" // not started yet
+	StatusRunning = "running" // its Train workflow is going
+	StatusDone    = "done"    // finished, graded
+	StatusFailed  = "failed"  // its Train workflow failed; Reason says why
+	StatusNoData  = "no-data" // the task's prepared data is missing: reported, never dropped
+	StatusInvalid = "invalid" // its flags were refused before anything ran; Reason says why
+	StatusBlocked = "blocked" // the arm it is matched to failed, so it has no budget
 )
 
 // Ledger is an experiment's record: the spec it ran and one entry per cell. The Experiment
