@@ -365,9 +365,11 @@ func (a *Activities) InstrumentPrograms(ctx context.Context, in InstrumentInput)
 		if err != nil {
 			return InstrumentResult{}, err
 		}
-		res, err := a.Instrumenter.Instrument(ctx, string(prog))
-		if err != nil {
-			return InstrumentResult{}, err
+		res := instrument.Result{Program: string(prog), Note: "not instrumented (instrumentation is off for this run)"}
+		if !in.Off {
+			if res, err = a.Instrumenter.Instrument(ctx, string(prog)); err != nil {
+				return InstrumentResult{}, err
+			}
 		}
 		if err := store.Put(ctx, sampleKey(id, "instrumented.py"), []byte(res.Program)); err != nil {
 			return InstrumentResult{}, err

@@ -232,7 +232,12 @@ func (a *Activities) RecoverState(ctx context.Context, in RecoverInput) (RunStat
 		}
 		if m.BestScore != nil {
 			s := *m.BestScore
-			st.Best = &s
+			if st.Best == nil || s != *st.Best {
+				st.Improvements = append(st.Improvements, Improvement{Sample: m.BestSample, Score: s,
+					Programs: m.Programs, SandboxSeconds: m.SandboxSeconds, ElapsedS: m.ElapsedS})
+			}
+			st.Best, st.BestSample = &s, m.BestSample
+			st.SandboxSeconds = max(st.SandboxSeconds, m.SandboxSeconds)
 		}
 		st.SamplesDone += len(m.Used)
 		st.Stale += m.Stale

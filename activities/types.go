@@ -4,6 +4,8 @@
 package activities
 
 import (
+	"time"
+
 	"mlerl/grading"
 	"mlerl/model"
 	"mlerl/model/ppo"
@@ -88,6 +90,9 @@ type SampleRef struct {
 type InstrumentInput struct {
 	Run       string   `json:"run"`
 	SampleIDs []string `json:"sample_ids"`
+	// Off runs the programs as written, without progress prints (the instrumentation
+	// ablation: a failure then earns the flat failure reward).
+	Off bool `json:"off,omitempty"`
 }
 
 // InstrumentResult says which markers were inserted into each program.
@@ -241,6 +246,22 @@ type RunState struct {
 	Fallbacks   []string           `json:"fallbacks,omitempty"` // damaged checkpoints stepped over
 	// NewFallback is a fallback RecoverState made: the next iteration's metrics line notes it.
 	NewFallback string `json:"new_fallback,omitempty"`
+	// BestSample is the program behind Best; Improvements is every new best, in order.
+	BestSample   string        `json:"best_sample,omitempty"`
+	Improvements []Improvement `json:"improvements,omitempty"`
+	// SandboxSeconds sums the execution time of every finished training program.
+	SandboxSeconds float64 `json:"sandbox_seconds,omitempty"`
+	// StartedAt is when training began (workflow time), for wall-time curves.
+	StartedAt time.Time `json:"started_at"`
+}
+
+// Improvement is a new best training program and the budget used when it was found.
+type Improvement struct {
+	Sample         string  `json:"sample"`
+	Score          float64 `json:"score"`
+	Programs       int     `json:"programs"`
+	SandboxSeconds float64 `json:"sandbox_seconds"`
+	ElapsedS       float64 `json:"elapsed_s"`
 }
 
 // SaveStateInput stores a run's state.

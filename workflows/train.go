@@ -66,7 +66,17 @@ type TrainInput struct {
 	// Attempt counts those fresh executions; it names their samples (it0003-r1-s000), so a
 	// recovered run never overwrites what the failed execution wrote.
 	Attempt int `json:"attempt,omitempty"`
+	// SandboxSeconds, when positive, ends training at the first iteration boundary where the
+	// finished training programs have used this much execution time (Iterations is then a cap):
+	// a baseline matched to another arm's sandbox time rather than its number of programs.
+	SandboxSeconds float64 `json:"sandbox_seconds,omitempty"`
+	// Instrumenter "none" runs programs without progress prints (the instrumentation ablation);
+	// "" uses the worker's instrumenter.
+	Instrumenter string `json:"instrumenter,omitempty"`
 }
+
+// InstrumenterNone turns instrumentation off for a run.
+const InstrumenterNone = "none"
 
 // Validate names the first bad setting.
 func (in TrainInput) Validate() error {
@@ -101,6 +111,10 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("attempt must be 0 or more, got %d", in.Attempt)
 	case in.ContinueEvery < 1:
 		return fmt.Errorf("continue-every must be at least 1, got %d", in.ContinueEvery)
+	case in.SandboxSeconds < 0:
+		return fmt.Errorf("sandbox-seconds budget must be 0 (none) or positive, got %v", in.SandboxSeconds)
+	case in.Instrumenter != "" && in.Instrumenter != InstrumenterNone:
+		return fmt.Errorf("instrumenter must be empty (the worker's) or %s, got %q", InstrumenterNone, in.Instrumenter)
 	case in.Backend != "" && in.Backend != activities.BackendNetwork && in.Backend != activities.BackendLLM:
 		return fmt.Errorf("policy backend must be %s or %s, got %q", activities.BackendNetwork, activities.BackendLLM, in.Backend)
 	}
@@ -122,6 +136,15 @@ type TrainResult struct {
 	Report     activities.ReportResult       `json:"report"`
 	Iterations []activities.IterationMetrics `json:"iterations"` // the last few
 	Stopped    bool                          `json:"stopped"`    // ended early by the stop signal
+	// Budget used by training, and the best training program (by the selection split's
+	// score), found after which programs, re-run and graded on the test answers.
+	Completed      int                          `json:"completed_iterations"`
+	Programs       int                          `json:"programs"`
+	SandboxSeconds float64                      `json:"sandbox_seconds"`
+	WallSeconds    float64                      `json:"wall_seconds"`
+	BestScore      *float64                     `json:"best_score,omitempty"`
+	Improvements   []activities.Improvement     `json:"improvements,omitempty"`
+	Best           *activities.FinalGradeResult `json:"best,omitempty"`
 }
 
 // Progress is the "progress" query's answer.
@@ -281,6 +304,9 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		}
 		st.Checkpoint, st.Task = init.Checkpoint, init.Task
 	}
+	if st.StartedAt.IsZero() {
+		st.StartedAt = workflow.Now(ctx)
+	}
 	publish("starting", 0)
 	upsert := func() {
 		if !in.SearchAttributes {
@@ -302,7 +328,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			return nil
 		}
 		return workflow.ExecuteActivity(summarised(ctx, instrumentOpts, "instrument %d programs (%s...)", len(ids), ids[0]), a.InstrumentPrograms,
-			activities.InstrumentInput{Run: in.Run, SampleIDs: ids}).Get(ctx, nil)
+			activities.InstrumentInput{Run: in.Run, SampleIDs: ids, Off: in.Instrumenter == InstrumenterNone}).Get(ctx, nil)
 	}
 	// execute runs one instrumented sample; used by training coroutines and evaluation.
 	execute := func(c workflow.Context, id string, split tasks.SplitName) (activities.ExecuteResult, error) {
@@ -350,6 +376,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			}
 		}
 		st.SamplesDone++
+		st.SandboxSeconds += o.Result.DurationS
 		return o
 	}
 	receive := func() outcome {
@@ -367,8 +394,13 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		return s > *st.Best
 	}
 
+	elapsed := func() float64 { return workflow.Now(ctx).Sub(st.StartedAt).Seconds() }
+	// budgetLeft: iterations remain, and the sandbox-seconds budget (if any) is not used up.
+	budgetLeft := func() bool {
+		return st.Iteration < in.Iterations && (in.SandboxSeconds <= 0 || st.SandboxSeconds < in.SandboxSeconds)
+	}
 	segmentStart := st.Iteration
-	for st.Iteration < in.Iterations {
+	for budgetLeft() {
 		drainSignals()
 		if stopping {
 			break
@@ -448,6 +480,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		var ok, stale []string
 		m := activities.IterationMetrics{Iteration: it, InFlight: len(pending)}
 		var firstErr string
+		var scored int
+		var scoreSum float64
 		for _, o := range done {
 			switch {
 			case o.Stale:
@@ -465,9 +499,15 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 				m.MeanDuration += o.Result.DurationS
 				if o.Result.Valid {
 					m.ValidRate++
+					if o.Result.Score != nil {
+						scored++
+						scoreSum += *o.Result.Score
+					}
 					if o.Result.Score != nil && better(*o.Result.Score) {
 						s := *o.Result.Score
-						st.Best = &s
+						st.Best, st.BestSample = &s, o.ID
+						st.Improvements = append(st.Improvements, activities.Improvement{Sample: o.ID, Score: s,
+							Programs: st.SamplesDone, SandboxSeconds: st.SandboxSeconds, ElapsedS: elapsed()})
 					}
 				}
 			}
@@ -480,7 +520,12 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		m.MeanReward /= n
 		m.MeanDuration /= n
 		m.ValidRate /= n
-		m.BestScore = st.Best
+		m.BestScore, m.BestSample = st.Best, st.BestSample
+		if scored > 0 {
+			mean := scoreSum / float64(scored)
+			m.MeanScore = &mean
+		}
+		m.Programs, m.SandboxSeconds, m.ElapsedS = st.SamplesDone, st.SandboxSeconds, elapsed()
 		m.CheckpointFallback, st.NewFallback = st.NewFallback, "" // one RecoverState stepped over
 
 		publish("updating", len(pending))
@@ -511,7 +556,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		publish("iteration done", len(pending))
 		upsert()
 
-		if st.Iteration < in.Iterations && !stopping &&
+		if budgetLeft() && !stopping &&
 			(st.Iteration-segmentStart >= in.ContinueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
 			// Hand over: wait for in-flight work, carry its results (none is lost or counted
 			// twice), store the state and start a fresh history.
@@ -543,6 +588,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		p.cancel() // stragglers of the last iteration are not needed any more
 	}
 	pending = nil
+
+	trainingWall := elapsed()
 
 	// Best of K: scratch samples, then one improve sample for each, keep the best valid one by
 	// the selection split's score.
@@ -609,7 +656,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 			chosen = &r
 		}
 	}
-	result := TrainResult{Iterations: st.Recent, Stopped: stopping}
+	result := TrainResult{Iterations: st.Recent, Stopped: stopping, Completed: st.Iteration, Programs: st.SamplesDone,
+		SandboxSeconds: st.SandboxSeconds, WallSeconds: trainingWall, BestScore: st.Best, Improvements: st.Improvements}
 	if chosen != nil {
 		publish("final grading", 0)
 		var fg activities.FinalGradeResult
@@ -619,9 +667,30 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		}
 		result.Final = &fg
 	}
+	// The run's best training program is graded on the test answers too, so a comparison of
+	// arms can use the best program each found, not only what its final policy chose.
+	if v := workflow.GetVersion(ctx, "grade-best-training-program", workflow.DefaultVersion, 1); v >= 1 && st.BestSample != "" {
+		if chosen != nil && chosen.SampleID == st.BestSample {
+			result.Best = result.Final
+		} else {
+			publish("final grading", 0)
+			var fg activities.FinalGradeResult
+			if err := workflow.ExecuteActivity(summarised(ctx, executeOpts, "grade the best training program %s on the private test answers", st.BestSample), a.FinalGrade, activities.FinalGradeInput{
+				Run: in.Run, Task: in.Task, SampleID: st.BestSample, Protocol: in.Protocol}).Get(ctx, &fg); err != nil {
+				return TrainResult{}, err
+			}
+			result.Best = &fg
+		}
+	}
 	publish("reporting", 0)
 	settings := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v reward=%s reward-folds=%d", in.Iterations, st.Iteration,
 		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight, cmp.Or(in.Reward, "paper"), max(in.RewardFolds, 1))
+	if in.SandboxSeconds > 0 {
+		settings += fmt.Sprintf(" sandbox-seconds-budget=%.0f (used %.0f)", in.SandboxSeconds, st.SandboxSeconds)
+	}
+	if in.Instrumenter == InstrumenterNone {
+		settings += " instrumentation=off"
+	}
 	if err := workflow.ExecuteActivity(summarised(ctx, localOpts, "write report.md"), a.Report, activities.ReportInput{
 		Run: in.Run, Task: in.Task, Protocol: in.Protocol, Settings: settings, Final: result.Final,
 		Selection: chosen, EvalCount: len(scratch) + len(improved),
