@@ -21,7 +21,7 @@ type instrumenterFlags struct {
 }
 
 func (f *instrumenterFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Kind, "instrumenter", "ast", "ast (Python's ast module) or llm (a static model at --llm-url; verified, falls back to ast)")
+	fs.StringVar(&f.Kind, "instrumenter", "ast", "ast (Python's ast module), llm (a static model at --llm-url; verified, falls back to ast), or none (no progress prints: a failing program earns the flat failure reward; the instrumentation ablation)")
 	fs.StringVar(&f.URL, "llm-url", "", "OpenAI-compatible base URL including /v1, e.g. http://localhost:8000/v1 (vLLM), :8080/v1 (llama.cpp), :11434/v1 (Ollama)")
 	fs.StringVar(&f.Model, "llm-model", "", "model served at --llm-url for the instrumenter")
 	fs.StringVar(&f.KeyEnv, "llm-key-env", "", "environment variable holding the LLM API key (never on the command line or in run.json)")
@@ -30,7 +30,7 @@ func (f *instrumenterFlags) register(fs *flag.FlagSet) {
 func (f instrumenterFlags) open(python string) (instrument.Instrumenter, error) {
 	ast := instrument.AST{Python: python}
 	switch f.Kind {
-	case "", "ast":
+	case "", "ast", "none": // none: runs ask for no instrumenting (TrainInput.Instrumenter)
 		return ast, nil
 	case "llm":
 		if f.URL == "" || f.Model == "" {
@@ -44,7 +44,15 @@ func (f instrumenterFlags) open(python string) (instrument.Instrumenter, error) 
 		}
 		return instrument.LLM{Client: &llm.Client{BaseURL: f.URL, Model: f.Model, APIKey: key}, Verifier: ast}, nil
 	}
-	return nil, fmt.Errorf("--instrumenter must be ast or llm, got %q", f.Kind)
+	return nil, fmt.Errorf("--instrumenter must be ast, llm or none, got %q", f.Kind)
+}
+
+// perRun is the run's own instrumenter setting (TrainInput.Instrumenter).
+func (f instrumenterFlags) perRun() string {
+	if f.Kind == "none" {
+		return "none"
+	}
+	return ""
 }
 
 // timeout is how long the instrument activity may take: a model call needs minutes.

@@ -41,7 +41,7 @@ type runFlags struct {
 	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store, preset, reward string
 	rewardShaping, advantage                                                                               string
 	seed                                                                                                   uint64
-	improveFraction, learningRate, riskEpsilon                                                             float64
+	improveFraction, learningRate, riskEpsilon, sandboxSeconds                                             float64
 	noDurationWeight, detach, searchAttributes, sampleAtStart                                              bool
 }
 
@@ -75,6 +75,8 @@ func (f *runFlags) validate() error {
 		return fmt.Errorf("--learning-rate must not be negative, got %v", f.learningRate)
 	case !slices.Contains(activities.ImproveStrategies, f.improveFrom):
 		return fmt.Errorf("--improve-from must be one of %v, got %q", activities.ImproveStrategies, f.improveFrom)
+	case f.sandboxSeconds < 0:
+		return fmt.Errorf("--sandbox-seconds must be 0 (no such budget) or positive, got %v", f.sandboxSeconds)
 	case f.improveFraction < 0 || f.improveFraction > 1:
 		return fmt.Errorf("--improve-fraction must be in [0, 1], got %v", f.improveFraction)
 	}
@@ -155,6 +157,7 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	fs.IntVar(&f.batch, "batch", 8, "B: completed executions per update")
 	fs.IntVar(&f.oversample, "oversample", 2, "m: m*B executions are kept in flight")
 	fs.IntVar(&f.slots, "slots", 2, "sandbox slots of the embedded worker (programs run at once)")
+	fs.Float64Var(&f.sandboxSeconds, "sandbox-seconds", 0, "also end training at the first iteration where the training programs have used this many seconds of execution in all (--iterations is then a cap; 0: no such budget); matches a baseline to another run's sandbox time")
 	fs.IntVar(&f.evalSamples, "eval-samples", 8, "K: final evaluation samples (scratch, then one improve each)")
 	fs.IntVar(&f.staleness, "staleness", 0, "end executions sampled more than this many iterations ago, as timeouts with partial credit (0: never; the task's wall limit still applies). Cancelling slow programs biases the policy toward fast ones: see benchmarks/RESULTS.md")
 	fs.IntVar(&f.bufferCap, "buffer", 16, "capacity of the self-improve buffer (half best, half recent)")
@@ -265,7 +268,8 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
 			RewardFolds: f.folds, Reward: f.reward, RedrawRepeats: f.redraws, ExecTimeout: time.Duration(f.folds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
-			Policy: pre.Policy, Init: f.initPolicy, PPO: cfg, Backend: f.policy.Kind, LLM: llmSampling(f.policy, pre)}}
+			Policy: pre.Policy, Init: f.initPolicy, PPO: cfg, Backend: f.policy.Kind, LLM: llmSampling(f.policy, pre),
+			SandboxSeconds: f.sandboxSeconds, Instrumenter: f.instrumenter.perRun()}}
 	return &runPlan{f: f, runDir: runDir, info: info, sandbox: sb.Name()}, nil
 }
 

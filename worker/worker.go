@@ -43,7 +43,9 @@ func Start(o Options) (*Workers, error) {
 		case RoleWorkflows:
 			w = sdkworker.New(o.Client, activities.WorkflowQueue, sdkworker.Options{})
 			w.RegisterWorkflow(workflows.Train)
+			w.RegisterWorkflow(workflows.Experiment)
 			w.RegisterActivity(a.Report)
+			w.RegisterActivity(a.SaveLedger)
 			w.RegisterActivity(a.SaveState)
 			w.RegisterActivity(a.LoadState)
 		case RoleExec:
