@@ -68,6 +68,9 @@ func statusCommand(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if info, err := readRunInfo(runDir); err == nil && info.Experiment != "" {
+		return experimentStatus(ctx, runDir, out)
+	}
 	c, info, err := dialRun(ctx, runDir)
 	if err != nil {
 		// The embedded server stops with the run, so a finished run has none to ask: its report,
@@ -191,6 +194,9 @@ func signalCommand(ctx context.Context, name, signal string, args []string, out 
 	runDir, err := oneRunArg(name, args)
 	if err != nil {
 		return err
+	}
+	if info, err := readRunInfo(runDir); err == nil && info.Experiment != "" {
+		return fmt.Errorf("%s is an experiment: %s applies to a single run; interrupt the experiment (Ctrl-C) and continue it later with `starter experiment resume %s`", runDir, name, runDir)
 	}
 	c, info, err := dialRun(ctx, runDir)
 	if err != nil {

@@ -22,6 +22,7 @@ commands:
   stop RUN       finish in-flight work, evaluate, report and end
   pause RUN      finish the current iteration and wait
   resume RUN     continue a run (restarting the embedded server if needed)
+  experiment     run a spec's grid of runs (tasks x arms x seeds) and report it: run, status, resume, report
   worker         serve task queues (more sandbox slots, a separate gpu worker)
   tasks list     list the known tasks and whether their data is prepared
   tasks prepare  build MLE-bench's prepared layout from Kaggle's raw files
@@ -61,6 +62,8 @@ func dispatch(ctx context.Context, args []string) error {
 		return signalCommand(ctx, "pause", workflows.PauseSignal, args[1:], os.Stdout)
 	case "resume":
 		return resumeCommand(ctx, args[1:], os.Stdout)
+	case "experiment":
+		return experimentCommand(ctx, args[1:], os.Stdout)
 	case "worker":
 		return workerCommand(ctx, args[1:], os.Stdout)
 	case "tasks":

@@ -119,6 +119,9 @@ type runInfo struct {
 	Policy     policyFlags          `json:"policy"`
 	Roles      []string             `json:"worker_roles"`
 	Input      workflows.TrainInput `json:"input"`
+	// Experiment names the spec when the directory is an experiment's (Input is then unused:
+	// the cells' inputs are in experiment-input.json).
+	Experiment string `json:"experiment,omitempty"`
 }
 
 const runInfoFile = "run.json"
@@ -338,6 +341,12 @@ func resumeCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if fs.NArg() != 1 {
 		return usageError("resume")
+	}
+	if info, err := readRunInfo(fs.Arg(0)); err == nil && info.Experiment != "" {
+		if *address != "" {
+			return errors.New("--temporal-address: an experiment runs on its embedded server; resume it without the flag")
+		}
+		return serveExperiment(ctx, fs.Arg(0), out)
 	}
 	return serve(ctx, fs.Arg(0), *address, out)
 }
