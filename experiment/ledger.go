@@ -9,7 +9,6 @@ const (
 	StatusDone    = "done"    // finished, graded
 	StatusFailed  = "failed"  // its Train workflow failed; Reason says why
 	StatusNoData  = "no-data" // the task's prepared data is missing: reported, never dropped
-	StatusInvalid = "invalid" // its flags were refused before anything ran; Reason says why
 	StatusBlocked = "blocked" // the arm it is matched to failed, so it has no budget
 )
 

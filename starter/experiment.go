@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,18 +145,19 @@ func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 		rec := experiment.CellRecord{Cell: c, Status: experiment.StatusPending}
 		var input workflows.TrainInput
 		taskSpec, err := registry.Get(c.Task)
-		switch {
-		case err != nil:
+		if err != nil {
 			return fmt.Errorf("spec %s: task %s: %w", spec.Name, c.Task, err)
-		case (tasks.Layout{DataDir: t.dataDir}).CheckPrepared(taskSpec) != nil:
-			rec.Status = experiment.StatusNoData
-			rec.Reason = (tasks.Layout{DataDir: t.dataDir}).CheckPrepared(taskSpec).Error()
+		}
+		// Every cell's flags are checked, with data or without: a typo is refused up front.
+		noData := (tasks.Layout{DataDir: t.dataDir}).CheckPrepared(taskSpec)
+		args := append(append([]string{"--task", c.Task, "--out", filepath.Join(dir, experimentRunsDir, c.Run)}, common...), c.Flags...)
+		plan, err := planRun(ctx, args)
+		switch {
+		case noData != nil && (err == nil || err.Error() == noData.Error()):
+			rec.Status, rec.Reason = experiment.StatusNoData, noData.Error()
+		case err != nil:
+			return fmt.Errorf("spec %s, cell %s (arm %s): %w; fix the arm's or the spec's flags", spec.Name, c.Run, c.Arm, err)
 		default:
-			args := append(append([]string{"--task", c.Task, "--out", filepath.Join(dir, experimentRunsDir, c.Run)}, common...), c.Flags...)
-			plan, err := planRun(ctx, args)
-			if err != nil {
-				return fmt.Errorf("spec %s, cell %s (arm %s): %w; fix the arm's or the spec's flags", spec.Name, c.Run, c.Arm, err)
-			}
 			input = plan.info.Input
 			input.SearchAttributes = true // the embedded server registers them
 			if ref == nil {
@@ -190,10 +192,15 @@ func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "experiment %s: %d cells (%d to run, %s), at most %d at once, %d slots\nexperiment directory: %s\n",
 		spec.Name, len(in.Ledger.Cells), runnable, cellSummary(in.Ledger), spec.MaxConcurrent, *slots, dir)
+	var noDataTasks []string
 	for _, c := range in.Ledger.Cells {
-		if c.Status == experiment.StatusNoData {
-			fmt.Fprintf(out, "  %s: no data, reported as such (%s)\n", c.Run, firstClause(c.Reason))
+		if c.Status == experiment.StatusNoData && !slices.Contains(noDataTasks, c.Task) {
+			noDataTasks = append(noDataTasks, c.Task)
 		}
+	}
+	if len(noDataTasks) > 0 {
+		fmt.Fprintf(out, "no prepared data in %s for %s: their cells are recorded as no-data and reported as such (`starter tasks prepare` adds a task)\n",
+			t.dataDir, strings.Join(noDataTasks, ", "))
 	}
 	return serveExperiment(ctx, dir, out)
 }
@@ -316,8 +323,12 @@ func followExperiment(ctx context.Context, c client.Client, info runInfo, dir st
 	go func() { done <- run.Get(ctx, &final) }()
 	seen := map[string]string{}
 	show := func(l experiment.Ledger) {
-		finished := 0
+		finished, runnable := 0, 0
 		for _, cell := range l.Cells {
+			if cell.Status == experiment.StatusNoData {
+				continue
+			}
+			runnable++
 			if cell.Status != experiment.StatusPending && cell.Status != experiment.StatusRunning {
 				finished++
 			}
@@ -327,7 +338,7 @@ func followExperiment(ctx context.Context, c client.Client, info runInfo, dir st
 				continue
 			}
 			seen[cell.Run] = cell.Status
-			fmt.Fprintf(out, "[%d/%d] %s\n", finished, len(l.Cells), cellLine(cell))
+			fmt.Fprintf(out, "[%d/%d] %s\n", finished, runnable, cellLine(cell))
 		}
 	}
 	tick := time.NewTicker(3 * time.Second)
@@ -426,7 +437,7 @@ func cellLine(c experiment.CellRecord) string {
 		if c.Chosen != nil {
 			s += "; chosen program's test score " + fmtScore(c.Chosen.Test) + medalNote(c.Chosen)
 		}
-	case experiment.StatusFailed, experiment.StatusBlocked, experiment.StatusNoData, experiment.StatusInvalid:
+	case experiment.StatusFailed, experiment.StatusBlocked, experiment.StatusNoData:
 		s += " " + firstClause(c.Reason)
 	}
 	return strings.TrimRight(s, " ")
@@ -464,7 +475,7 @@ func cellSummary(l experiment.Ledger) string {
 	}
 	var parts []string
 	for _, st := range []string{experiment.StatusDone, experiment.StatusRunning, experiment.StatusPending, experiment.StatusFailed,
-		experiment.StatusBlocked, experiment.StatusNoData, experiment.StatusInvalid} {
+		experiment.StatusBlocked, experiment.StatusNoData} {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}

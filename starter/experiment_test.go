@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"mlerl/activities"
+	"mlerl/experiment"
+	"mlerl/internal/testenv"
+	"mlerl/tasks"
+)
+
+// A real small experiment end to end on the embedded stack: 2 tasks with data and one without
+// x 2 arms x 1 seed, 2 iterations each. The starter is killed (SIGKILL, with its embedded
+// server) once the first cell is done; `experiment resume` finishes the grid without rerunning
+// the finished cell, the task without data is reported as such, and the report is written.
+func TestExperimentRunsKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: real-stack experiment in -short mode")
+	}
+	testenv.RequirePython(t)
+	dataDir := t.TempDir()
+	for _, task := range []string{"leaf-classification", "nomad2018-predict-transparent-conductors"} {
+		spec, err := tasks.Builtin().Get(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := tasks.Preparer{Layout: tasks.Layout{DataDir: dataDir}, Python: testenv.Python}
+		if err := p.Prepare(context.Background(), spec, testenv.RawDir(t, task)); err != nil {
+			t.Fatalf("preparing %s: %v", task, err)
+		}
+	}
+	bin := testenv.BuildStarter(t)
+	tmp := t.TempDir()
+	specFile := filepath.Join(tmp, "small.yaml")
+	writeFile(t, specFile, `name: small
+tasks: [leaf-classification, nomad2018-predict-transparent-conductors, spooky-author-identification]
+arms: [rl, static]
+seeds: [5]
+flags: [--iterations, "2", --batch, "2", --oversample, "1", --eval-samples, "1"]
+max_concurrent: 1
+pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}
+`)
+	dir := filepath.Join(tmp, "exp")
+	logf, err := os.Create(filepath.Join(tmp, "first.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := exec.Command(bin, "experiment", "run", specFile, "--out", dir, "--data-dir", dataDir)
+	first.Stdout, first.Stderr = logf, logf
+	first.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its embedded server dies with it
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var doneBefore []experiment.CellRecord
+	waitFor(t, "the first cell to finish", 5*time.Minute, func() bool {
+		l, err := activities.ReadLedger(dir)
+		if err != nil {
+			return false
+		}
+		doneBefore = nil
+		for _, c := range l.Cells {
+			if c.Status == experiment.StatusDone {
+				doneBefore = append(doneBefore, c)
+			}
+		}
+		return len(doneBefore) > 0
+	})
+	syscall.Kill(-first.Process.Pid, syscall.SIGKILL)
+	first.Wait()
+	logf.Close()
+	type stamp struct {
+		samples int
+		report  time.Time
+	}
+	stampOf := func(run string) stamp {
+		samples, _ := filepath.Glob(filepath.Join(dir, experimentRunsDir, run, "samples", "*", "result.json"))
+		fi, err := os.Stat(filepath.Join(dir, experimentRunsDir, run, activities.ReportKey))
+		if err != nil {
+			t.Fatalf("finished cell %s has no report: %v", run, err)
+		}
+		return stamp{len(samples), fi.ModTime()}
+	}
+	before := map[string]stamp{}
+	for _, c := range doneBefore {
+		before[c.Run] = stampOf(c.Run)
+	}
+
+	status, err := exec.Command(bin, "status", dir).CombinedOutput()
+	if err != nil || !strings.Contains(string(status), "experiment resume") || !strings.Contains(string(status), doneBefore[0].Run) {
+		t.Fatalf("status of an interrupted experiment must show the grid and how to continue: %v\n%s", err, status)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "experiment", "resume", dir).CombinedOutput()
+	if err != nil {
+		first, _ := os.ReadFile(filepath.Join(tmp, "first.log"))
+		t.Fatalf("experiment resume: %v\n%s\nfirst run:\n%s", err, out, first)
+	}
+	l, err := activities.ReadLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, noData := 0, 0
+	for _, c := range l.Cells {
+		switch {
+		case c.Task == "spooky-author-identification":
+			if c.Status != experiment.StatusNoData || !strings.Contains(c.Reason, "not prepared") {
+				t.Errorf("cell %s without data: %s (%s), want no-data with the reason", c.Run, c.Status, c.Reason)
+			}
+			noData++
+		case c.Status == experiment.StatusDone:
+			done++
+			if c.Programs < 4 || c.Iterations != 2 || c.SandboxSeconds <= 0 {
+				t.Errorf("cell %s: %d programs, %d iterations, %.1f sandbox-s: want at least 2x2 programs over 2 iterations", c.Run, c.Programs, c.Iterations, c.SandboxSeconds)
+			}
+		default:
+			t.Errorf("cell %s ended %s: %s", c.Run, c.Status, c.Reason)
+		}
+	}
+	if done != 4 || noData != 2 {
+		t.Fatalf("%d cells done and %d without data, want 4 and 2\n%s", done, noData, out)
+	}
+	for run, b := range before {
+		if a := stampOf(run); a != b {
+			t.Errorf("cell %s, done before the kill, was run again: %d samples and report at %v, then %d and %v", run, b.samples, b.report, a.samples, a.report)
+		}
+	}
+	if !strings.Contains(string(out), "report: ") {
+		t.Errorf("resume did not write the report:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report", "index.html")); err != nil {
+		t.Errorf("no report page: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, experimentSpecFile)); !strings.Contains(string(b), "seeds: [5]") {
+		t.Errorf("the spec as given is not kept beside the results: %q", b)
+	}
+}
+
+// Bad specs are refused before anything runs, with the field and the fix.
+func TestExperimentRefusesBadSpecs(t *testing.T) {
+	tmp := t.TempDir()
+	base := "name: bad\ntasks: [leaf-classification]\nseeds: [1]\npass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}\n"
+	cases := []struct{ name, spec, want string }{
+		{"unknown arm", base + "arms: [rl, static, greedy]\n", `unknown arm "greedy"`},
+		{"arm sets the seed", base + "arms: [rl, {name: static, flags: [--seed, \"3\"]}]\n", "arms.static.flags: --seed is set by the experiment"},
+		{"misspelt key", base + "arms: [rl, static]\nitertions: 3\n", "itertions"},
+		{"pass rule arm missing", strings.Replace(base, "arm: rl", "arm: ppo", 1) + "arms: [rl, static]\n", "pass_rule.arm"},
+		{"matched to a missing arm", base + "arms: [rl, static, {name: m, flags: [--learning-rate, \"0\"], match_sandbox_seconds: random}]\n", "match_sandbox_seconds"},
+		{"bad run flag", base + "arms: [rl, static]\nflags: [--iterations, \"0\"]\n", "--iterations must be at least 1"},
+		{"unknown task", strings.Replace(base, "leaf-classification", "no-such-task", 1) + "arms: [rl, static]\n", "no-such-task"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := filepath.Join(tmp, strings.ReplaceAll(c.name, " ", "-")+".yaml")
+			writeFile(t, f, c.spec)
+			dir := filepath.Join(tmp, "out-"+filepath.Base(f))
+			err := experimentCommand(context.Background(), []string{"run", f, "--out", dir, "--data-dir", tmp}, &strings.Builder{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+			if _, err := os.Stat(dir); err == nil {
+				t.Errorf("a refused experiment left %s behind", dir)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
