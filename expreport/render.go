@@ -173,6 +173,7 @@ const css = `body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial
 h1{font-size:1.6em}h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #ddd}h3{font-size:1.1em}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0;display:block;overflow-x:auto}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
+td{white-space:nowrap}td.long{white-space:normal;min-width:16em}
 th{background:#f2f2f2}tr:nth-child(even) td{background:#fafafa}
 td.pass{color:#075;font-weight:bold}td.fail{color:#a20;font-weight:bold}
 .caption{color:#444;font-size:.9em;max-width:70em}.skip{color:#a20}
@@ -222,11 +223,13 @@ func (r *Report) HTML(pngs map[string][]byte) string {
 			b.WriteString("<tr>")
 			for _, c := range row {
 				class := ""
-				switch c {
-				case "PASS":
+				switch {
+				case c == "PASS":
 					class = ` class="pass"`
-				case "FAIL":
+				case c == "FAIL":
 					class = ` class="fail"`
+				case len(c) > 40:
+					class = ` class="long"`
 				}
 				fmt.Fprintf(&b, "<td%s>%s</td>", class, e(c))
 			}
