@@ -481,7 +481,7 @@ func (s Series) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:", s.Label)
 	for i := range s.X {
-		fmt.Fprintf(&b, " %g=%g[%g,%g]", s.X[i], s.Mean[i], s.Lo[i], s.Hi[i])
+		fmt.Fprintf(&b, " %.6g=%.6g[%.6g,%.6g]", s.X[i], s.Mean[i], s.Lo[i], s.Hi[i])
 	}
 	return b.String()
 }
