@@ -36,6 +36,8 @@ type Figure struct {
 type Panel struct {
 	Title, XLabel, YLabel string
 	Series                []Series
+	// YMin and YMax, when set, fix an end of the y axis (0 for seconds, 0..1 for a rate).
+	YMin, YMax *float64
 }
 
 // Series is one arm's line: the mean over seeds at X, with the band Lo..Hi (min..max over
@@ -234,7 +236,7 @@ func (ix *index) pairFigure(f Figure, ablation string, measures []measure) Figur
 	for _, task := range ix.tasks {
 		var row []Panel
 		for _, m := range measures {
-			p := Panel{Title: task, XLabel: "training iteration", YLabel: m.label(ix.dir[task])}
+			p := Panel{Title: task, XLabel: "training iteration", YLabel: m.label(ix.dir[task]), YMin: m.yMin, YMax: m.yMax}
 			for _, a := range []string{"rl", ablation} {
 				if s := ix.iterSeries(task, a, m.get); len(s.X) > 0 {
 					p.Series = append(p.Series, s)
@@ -258,14 +260,15 @@ func (ix *index) pairFigure(f Figure, ablation string, measures []measure) Figur
 }
 
 type measure struct {
-	get   func(activities.IterationMetrics) *float64
-	label func(Direction) string
+	get        func(activities.IterationMetrics) *float64
+	label      func(Direction) string
+	yMin, yMax *float64
 }
 
 func (ix *index) fig8() Figure {
 	f := Figure{Name: "fig8-duration", Title: "Figure 8: mean execution time per iteration, rl vs no-duration-weight"}
 	f = ix.pairFigure(f, "no-duration-weight", []measure{
-		{meanDuration, func(Direction) string { return "mean execution seconds per program" }}})
+		{meanDuration, func(Direction) string { return "mean execution seconds per program" }, ptr(0), nil}})
 	if f.Cols == 1 && len(f.Panels) > 1 {
 		f.Cols = 2
 	}
@@ -277,8 +280,8 @@ func (ix *index) fig8() Figure {
 func (ix *index) fig9() Figure {
 	f := Figure{Name: "fig9-instrumentation", Title: "Figure 9: mean score and valid rate per iteration, rl vs no-instrumentation"}
 	f = ix.pairFigure(f, "no-instrumentation", []measure{
-		{meanScore, func(d Direction) string { return scoreLabel("mean score (selection split)", d) }},
-		{validRate, func(Direction) string { return "valid-program rate (higher is better)" }}})
+		{meanScore, func(d Direction) string { return scoreLabel("mean score (selection split)", d) }, nil, nil},
+		{validRate, func(Direction) string { return "valid-program rate (higher is better)" }, ptr(0), ptr(1)}})
 	f.Caption = "Per ablation task (one row each), the mean score of valid programs (left) and the valid-program rate " +
 		"(right) per iteration, with the instrumenter's partial credit (rl) and without it (no-instrumentation); " + bandNote + "."
 	return f
@@ -423,6 +426,12 @@ func (p Panel) plot() (*plot.Plot, error) {
 	pl.X.Tick.Label.Font.Size = 9
 	pl.Y.Tick.Label.Font.Size = 9
 	pl.Add(plotter.NewGrid())
+	if p.YMin != nil {
+		pl.Y.Min = *p.YMin
+	}
+	if p.YMax != nil {
+		pl.Y.Max = *p.YMax
+	}
 	for _, s := range p.Series {
 		if band := s.band(); band != nil {
 			poly, err := plotter.NewPolygon(band)
@@ -485,3 +494,5 @@ func (s Series) String() string {
 	}
 	return b.String()
 }
+
+func ptr(v float64) *float64 { return &v }
