@@ -303,7 +303,7 @@ func (ix *index) perSeed(task, arm string, f func(experiment.CellRecord) *float6
 	return out
 }
 
-var statusOrder = []string{experiment.StatusFailed, experiment.StatusBlocked, experiment.StatusInvalid,
+var statusOrder = []string{experiment.StatusFailed, experiment.StatusBlocked,
 	experiment.StatusNoData, experiment.StatusRunning, experiment.StatusPending}
 
 // armCell is a Table 1 cell: mean ± s.e. of the test scores over seeds, the medals, and what

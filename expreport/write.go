@@ -25,17 +25,23 @@ type Result struct {
 	Skipped []string
 }
 
+// Dir is the report's folder inside an experiment directory; IndexFile its page.
+const (
+	Dir       = "report"
+	IndexFile = "index.html"
+)
+
 // Write reads DIR/experiment.json and the cells' DIR/runs/<run>/metrics.jsonl and writes the
 // report into DIR/report. Missing runs or metrics leave their parts of the report empty (and
 // say so); only an unreadable ledger or a failure to write is an error.
 func Write(dir string) (Result, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "experiment.json"))
+	b, err := os.ReadFile(filepath.Join(dir, activities.LedgerFile))
 	if err != nil {
 		return Result{}, err
 	}
 	var led experiment.Ledger
 	if err := json.Unmarshal(b, &led); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, "experiment.json"), err)
+		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, activities.LedgerFile), err)
 	}
 	metrics := map[string][]activities.IterationMetrics{}
 	var notes []string
@@ -59,7 +65,7 @@ func Write(dir string) (Result, error) {
 		return Result{}, err
 	}
 	rep.Notes = append(rep.Notes, notes...)
-	return rep.WriteTo(filepath.Join(dir, "report"))
+	return rep.WriteTo(filepath.Join(dir, Dir))
 }
 
 // ReadMetrics reads a metrics.jsonl: every line that decodes (in file order), and how many
@@ -162,7 +168,7 @@ func (r *Report) WriteTo(dir string) (Result, error) {
 	if err := write("report.md", []byte(md)); err != nil {
 		return res, err
 	}
-	if err := write("index.html", []byte(r.HTML(pngs))); err != nil {
+	if err := write(IndexFile, []byte(r.HTML(pngs))); err != nil {
 		return res, err
 	}
 	return res, nil
