@@ -109,7 +109,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	cmd := exec.Command(o.CLI, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so a terminal's Ctrl-C reaches only the starter, which drains and
+	// then stops the server; Pdeathsig, so a starter killed outright (kill -9, the OOM killer)
+	// takes its server along instead of leaving one that holds the SQLite file with no worker,
+	// which a later resume would follow forever.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("starting the Temporal dev server (%s): %w", o.CLI, err)

@@ -25,6 +25,7 @@ func TestExperimentRunsKillAndResume(t *testing.T) {
 		t.Skip("SKIP: real-stack experiment in -short mode")
 	}
 	testenv.RequirePython(t)
+	t.Setenv("MLERL_TEMPORAL_CLI", testenv.TemporalCLI(t)) // the test's cwd has no bin/temporal
 	dataDir := t.TempDir()
 	for _, task := range []string{"leaf-classification", "nomad2018-predict-transparent-conductors"} {
 		spec, err := tasks.Builtin().Get(task)
@@ -58,22 +59,29 @@ pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- first.Wait() }()
+	firstLog := func() string { b, _ := os.ReadFile(filepath.Join(tmp, "first.log")); return string(b) }
 	var doneBefore []experiment.CellRecord
-	waitFor(t, "the first cell to finish", 5*time.Minute, func() bool {
-		l, err := activities.ReadLedger(dir)
-		if err != nil {
-			return false
+	deadline := time.After(8 * time.Minute)
+	for len(doneBefore) == 0 {
+		select {
+		case err := <-exited:
+			t.Fatalf("the experiment ended before it was killed: %v\n%s", err, firstLog())
+		case <-deadline:
+			t.Fatalf("no cell finished in 8 minutes:\n%s", firstLog())
+		case <-time.After(300 * time.Millisecond):
 		}
-		doneBefore = nil
-		for _, c := range l.Cells {
-			if c.Status == experiment.StatusDone {
-				doneBefore = append(doneBefore, c)
+		if l, err := activities.ReadLedger(dir); err == nil {
+			for _, c := range l.Cells {
+				if c.Status == experiment.StatusDone {
+					doneBefore = append(doneBefore, c)
+				}
 			}
 		}
-		return len(doneBefore) > 0
-	})
+	}
 	syscall.Kill(-first.Process.Pid, syscall.SIGKILL)
-	first.Wait()
+	<-exited
 	logf.Close()
 	type stamp struct {
 		samples int
