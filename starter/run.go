@@ -525,8 +525,8 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			printed = m.Iteration
 			fmt.Fprintln(out, iterationLine(m, p.Iterations))
 		}
-		if p.Phase != phase && (p.Phase == "evaluating" || p.Phase == "final grading" || p.Phase == "paused" ||
-			strings.HasPrefix(p.Phase, "stopping") || strings.HasPrefix(p.Phase, "draining")) {
+		if p.Phase != phase && slices.Contains([]string{workflows.PhaseEvaluating, workflows.PhaseFinalGrading, workflows.PhasePaused,
+			workflows.PhaseStopping, workflows.PhaseDraining}, p.Phase) {
 			fmt.Fprintf(out, "%s...\n", p.Phase)
 		}
 		phase = p.Phase

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -73,6 +74,10 @@ type TrainInput struct {
 	// Instrumenter "none" runs programs without progress prints (the instrumentation ablation);
 	// "" uses the worker's instrumenter.
 	Instrumenter string `json:"instrumenter,omitempty"`
+	// Paused and Stopping carry a pause or stop that arrived while a segment was handing over
+	// to the next (continue-as-new), so no signal is lost between segments.
+	Paused   bool `json:"paused,omitempty"`
+	Stopping bool `json:"stopping,omitempty"`
 }
 
 // InstrumenterNone turns instrumentation off for a run.
@@ -147,43 +152,6 @@ type TrainResult struct {
 	Best           *activities.FinalGradeResult `json:"best,omitempty"`
 }
 
-// Progress is the "progress" query's answer.
-type Progress struct {
-	Phase       string                        `json:"phase"`
-	Paused      bool                          `json:"paused"`
-	Iteration   int                           `json:"iteration"`
-	Iterations  int                           `json:"iterations"`
-	SamplesDone int                           `json:"samples_done"`
-	InFlight    int                           `json:"in_flight"`
-	Stale       int                           `json:"stale"`
-	BestScore   *float64                      `json:"best_score"`
-	MeanReward  float64                       `json:"mean_reward"`
-	MeanSeconds float64                       `json:"mean_duration_s"`
-	History     []activities.IterationMetrics `json:"history"`             // the last few iterations
-	Segment     int                           `json:"segment"`             // continue-as-new segments so far
-	Attempt     int                           `json:"attempt,omitempty"`   // fresh executions after a failure
-	Fallbacks   []string                      `json:"fallbacks,omitempty"` // damaged checkpoints stepped over
-}
-
-// Query and signal names.
-const (
-	ProgressQuery = "progress"
-	PauseSignal   = "pause"  // finish the current iteration, then sample nothing new until resumed
-	ResumeSignal  = "resume" // continue after a pause
-	StopSignal    = "stop"   // finish in-flight work, then evaluate and report
-)
-
-// Search attributes that make runs findable in the Web UI (e.g. MlerlTask="leaf-classification").
-var (
-	TaskAttribute      = temporal.NewSearchAttributeKeyKeyword("MlerlTask")
-	IterationAttribute = temporal.NewSearchAttributeKeyInt64("MlerlIteration")
-	BestScoreAttribute = temporal.NewSearchAttributeKeyFloat64("MlerlBestScore")
-)
-
-// SearchAttributeKeys maps each attribute to its type, as `temporal server start-dev
-// --search-attribute` and `temporal operator search-attribute create` take them.
-var SearchAttributeKeys = map[string]string{"MlerlTask": "Keyword", "MlerlIteration": "Int", "MlerlBestScore": "Double"}
-
 // summarised returns ctx with options whose one-line summary the Web UI shows for the activity.
 func summarised(ctx workflow.Context, opts workflow.ActivityOptions, format string, a ...any) workflow.Context {
 	opts.Summary = fmt.Sprintf(format, a...)
@@ -193,20 +161,48 @@ func summarised(ctx workflow.Context, opts workflow.ActivityOptions, format stri
 // recentKept bounds the iteration metrics carried in state and queries.
 const recentKept = 20
 
-// outcome is one finished (or failed) execution.
-type outcome struct {
-	ID     string
-	Result activities.ExecuteResult
-	Err    string
-	Stale  bool // cancelled by the staleness cap
+// trainOptions are the activity options of a run, one set per kind of work.
+type trainOptions struct {
+	gpu, instrument, execute, local workflow.ActivityOptions
 }
 
-// running is an execution in flight.
-type running struct {
-	id     string
-	iter   int
-	cancel workflow.CancelFunc
-	stale  bool
+func newTrainOptions(in TrainInput) trainOptions {
+	infraRetry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+		MaximumInterval: time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrBadInput}}
+	// Sampling, updates, the buffer, state and the report heartbeat while they work: a dead
+	// worker is noticed in 30 s, not after the 30 minutes the slowest (LLM) update may take.
+	keepAlive := 30 * time.Second
+	// AST instrumenting takes well under a second: a short timeout retries a lost worker's
+	// quickly. An LLM instrumenter gets what the starter sets.
+	instrumentTimeout := cmp.Or(in.InstrumentTimeout, 30*time.Second)
+	return trainOptions{
+		gpu: workflow.ActivityOptions{TaskQueue: activities.GPUQueue, StartToCloseTimeout: 30 * time.Minute,
+			HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry},
+		instrument: workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry},
+		// A program's own failure or timeout is a result; only a lost worker or a broken sandbox
+		// retries, which the heartbeat timeout detects within seconds. Cancellation waits for the
+		// activity so a stale program's partial result is stored before the update reads it.
+		execute: workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: in.ExecTimeout,
+			HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
+			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+				MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}},
+		local: workflow.ActivityOptions{TaskQueue: activities.WorkflowQueue, StartToCloseTimeout: 5 * time.Minute,
+			HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry},
+	}
+}
+
+// trainRun is one segment of a run: its input, its state (saved across segments) and the parts
+// that act on them.
+type trainRun struct {
+	in     TrainInput
+	opts   trainOptions
+	acts   *activities.Activities // nil: only its methods' names are used
+	logger log.Logger
+	st     activities.RunState
+	ctl    *control
+	pool   *pool
+	// segmentStart is the iteration this segment started after.
+	segmentStart int
 }
 
 // Train runs Algorithm 1 asynchronously: keep m*B executions in flight, update after B complete,
@@ -219,484 +215,233 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	if err := in.Validate(); err != nil {
 		return TrainResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrBadInput, nil)
 	}
-	infraRetry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
-		MaximumInterval: time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrBadInput}}
-	// Sampling, updates, the buffer, state and the report heartbeat while they work: a dead
-	// worker is noticed in 30 s, not after the 30 minutes the slowest (LLM) update may take.
-	keepAlive := 30 * time.Second
-	gpuOpts := workflow.ActivityOptions{TaskQueue: activities.GPUQueue, StartToCloseTimeout: 30 * time.Minute,
-		HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry}
-	// AST instrumenting takes well under a second: a short timeout retries a lost worker's
-	// quickly. An LLM instrumenter gets what the starter sets.
-	instrumentTimeout := in.InstrumentTimeout
-	if instrumentTimeout <= 0 {
-		instrumentTimeout = 30 * time.Second
-	}
-	instrumentOpts := workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry}
-	// A program's own failure or timeout is a result; only a lost worker or a broken sandbox
-	// retries, which the heartbeat timeout detects within seconds. Cancellation waits for the
-	// activity so a stale program's partial result is stored before the update reads it.
-	executeOpts := workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: in.ExecTimeout,
-		HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
-	localOpts := workflow.ActivityOptions{TaskQueue: activities.WorkflowQueue, StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry}
-
-	var a *activities.Activities
-	logger := workflow.GetLogger(ctx)
-
-	var st activities.RunState
-	progress := Progress{Phase: "initialising", Iterations: in.Iterations}
-	publish := func(phase string, inFlight int) {
-		progress.Phase, progress.InFlight = phase, inFlight
-		progress.Iteration, progress.SamplesDone, progress.Stale = st.Iteration, st.SamplesDone, st.Stale
-		progress.BestScore, progress.History, progress.Segment = st.Best, st.Recent, st.Segments
-		progress.Attempt, progress.Fallbacks = in.Attempt, st.Fallbacks
-		if n := len(st.Recent); n > 0 {
-			progress.MeanReward, progress.MeanSeconds = st.Recent[n-1].MeanReward, st.Recent[n-1].MeanDuration
-		}
-	}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) { return progress, nil }); err != nil {
+	r := &trainRun{in: in, opts: newTrainOptions(in), logger: workflow.GetLogger(ctx)}
+	var err error
+	if r.ctl, err = newControl(ctx, in); err != nil {
 		return TrainResult{}, err
 	}
-	pauseCh := workflow.GetSignalChannel(ctx, PauseSignal)
-	resumeCh := workflow.GetSignalChannel(ctx, ResumeSignal)
-	stopCh := workflow.GetSignalChannel(ctx, StopSignal)
-	stopping := false
-	// drainSignals applies pause and stop without blocking; while paused it blocks until resume
-	// or stop arrives.
-	drainSignals := func() {
-		for pauseCh.ReceiveAsync(nil) {
-			progress.Paused = true
-		}
-		for stopCh.ReceiveAsync(nil) {
-			stopping = true
-		}
-		for resumeCh.ReceiveAsync(nil) {
-			progress.Paused = false
-		}
-		for progress.Paused && !stopping {
-			publish("paused", 0)
-			sel := workflow.NewSelector(ctx)
-			sel.AddReceive(resumeCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); progress.Paused = false })
-			sel.AddReceive(stopCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); stopping = true })
-			sel.AddReceive(pauseCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
-			sel.Select(ctx)
-		}
+	if err := r.start(ctx); err != nil {
+		return TrainResult{}, err
 	}
-
-	if in.StateKey != "" {
-		if err := workflow.ExecuteActivity(summarised(ctx, localOpts, "load run state %s", in.StateKey), a.LoadState, activities.LoadStateInput{Run: in.Run, Key: in.StateKey}).Get(ctx, &st); err != nil {
-			return TrainResult{}, err
-		}
-		st.Segments++
-	} else if in.Recover {
-		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "recover the run's state from its artifacts"), a.RecoverState, activities.RecoverInput{Run: in.Run, Task: in.Task, Attempt: in.Attempt}).Get(ctx, &st); err != nil {
-			return TrainResult{}, err
-		}
-		logger.Info("continuing a failed run from its last good checkpoint", "checkpoint", st.Checkpoint, "iteration", st.Iteration, "attempt", in.Attempt)
-	} else {
-		var init activities.InitPolicyResult
-		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "warm-start policy for %s", in.Task), a.InitPolicy, activities.InitPolicyInput{
-			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO, Init: in.Init, Backend: in.Backend, LLM: in.LLM}).Get(ctx, &init); err != nil {
-			return TrainResult{}, err
-		}
-		st.Checkpoint, st.Task = init.Checkpoint, init.Task
-	}
-	if st.StartedAt.IsZero() {
-		st.StartedAt = workflow.Now(ctx)
-	}
-	publish("starting", 0)
-	upsert := func() {
-		if !in.SearchAttributes {
-			return
-		}
-		u := []temporal.SearchAttributeUpdate{TaskAttribute.ValueSet(in.Task), IterationAttribute.ValueSet(int64(st.Iteration))}
-		if st.Best != nil {
-			u = append(u, BestScoreAttribute.ValueSet(*st.Best))
-		}
-		if err := workflow.UpsertTypedSearchAttributes(ctx, u...); err != nil {
-			logger.Warn("search attributes not updated", "error", err)
-		}
-	}
-	upsert()
-
-	// instrument adds the progress prints to a batch of newly sampled programs in one activity.
-	instrument := func(ids []string) error {
-		if len(ids) == 0 {
-			return nil
-		}
-		return workflow.ExecuteActivity(summarised(ctx, instrumentOpts, "instrument %d programs (%s...)", len(ids), ids[0]), a.InstrumentPrograms,
-			activities.InstrumentInput{Run: in.Run, SampleIDs: ids, Off: in.Instrumenter == InstrumenterNone}).Get(ctx, nil)
-	}
-	// execute runs one instrumented sample; used by training coroutines and evaluation.
-	execute := func(c workflow.Context, id string, split tasks.SplitName) (activities.ExecuteResult, error) {
-		var res activities.ExecuteResult
-		err := workflow.ExecuteActivity(summarised(c, executeOpts, "run %s on the %s split", id, split), a.ExecuteProgram,
-			activities.ExecuteInput{Run: in.Run, Task: in.Task, SampleID: id, Split: split, Folds: in.RewardFolds, Reward: in.Reward}).Get(c, &res)
-		return res, err
-	}
-
-	// Sample ids; a fresh execution after a failure (Attempt > 0) uses its own, so nothing the
-	// failed one wrote is overwritten.
-	sampleID := func(it, k int) string {
-		if in.Attempt > 0 {
-			return fmt.Sprintf("it%04d-r%d-s%03d", it, in.Attempt, k)
-		}
-		return fmt.Sprintf("it%04d-s%03d", it, k)
-	}
-	evalID := func(purpose string, k int) string {
-		if in.Attempt > 0 {
-			return fmt.Sprintf("eval-r%d-%s-%03d", in.Attempt, purpose, k)
-		}
-		return fmt.Sprintf("eval-%s-%03d", purpose, k)
-	}
-	results := workflow.NewBufferedChannel(ctx, 4*in.Batch*in.Oversample+16)
-	var pending []*running
-	launch := func(id string, iter int) {
-		cctx, cancel := workflow.WithCancel(ctx)
-		r := &running{id: id, iter: iter, cancel: cancel}
-		pending = append(pending, r)
-		workflow.Go(cctx, func(gctx workflow.Context) {
-			res, err := execute(gctx, id, in.Split())
-			o := outcome{ID: id, Result: res, Stale: r.stale}
-			if err != nil {
-				o.Err = err.Error()
-			}
-			results.Send(gctx, o)
-		})
-	}
-	// settle removes a finished execution from the in-flight list.
-	settle := func(o outcome) outcome {
-		for k, p := range pending {
-			if p.id == o.ID {
-				pending = append(pending[:k], pending[k+1:]...)
-				break
-			}
-		}
-		st.SamplesDone++
-		st.SandboxSeconds += o.Result.DurationS
-		return o
-	}
-	receive := func() outcome {
-		var o outcome
-		results.Receive(ctx, &o)
-		return settle(o)
-	}
-	better := func(s float64) bool {
-		if st.Best == nil {
-			return true
-		}
-		if st.Task.LowerIsBetter {
-			return s < *st.Best
-		}
-		return s > *st.Best
-	}
-
-	elapsed := func() float64 { return workflow.Now(ctx).Sub(st.StartedAt).Seconds() }
-	// budgetLeft: iterations remain, and the sandbox-seconds budget (if any) is not used up.
-	budgetLeft := func() bool {
-		return st.Iteration < in.Iterations && (in.SandboxSeconds <= 0 || st.SandboxSeconds < in.SandboxSeconds)
-	}
-	segmentStart := st.Iteration
-	for budgetLeft() {
-		drainSignals()
-		if stopping {
+	r.pool = newPool(ctx, r)
+	for r.budgetLeft() {
+		r.ctl.awaitSignals(ctx, &r.st, in.Attempt)
+		if r.ctl.stopping {
 			break
 		}
-		it := st.Iteration + 1
-		// topUp keeps m*B programs in flight (completed-but-unused carry counts as in flight),
-		// sampling from the current policy whenever programs finish, so no slot idles until the
-		// update.
-		sampled := 0
-		topUp := func() error {
-			need := in.Batch*in.Oversample - len(pending) - len(st.Carry)
-			if need <= 0 {
-				return nil
-			}
-			ids := make([]string, need)
-			for k := range ids {
-				ids[k] = sampleID(it, sampled+k)
-			}
-			sampled += need
-			publish("sampling", len(pending))
-			var refs []activities.SampleRef
-			if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "sample %d programs for iteration %d", len(ids), it), a.SamplePrograms, activities.SampleInput{
-				Run: in.Run, Task: in.Task, Descriptor: st.Task, Checkpoint: st.Checkpoint, Iteration: it, IDs: ids,
-				Purpose: activities.PurposeTrain, ImproveFraction: in.ImproveFraction, ImproveFrom: in.ImproveFrom,
-				Buffer: activities.BufferKey, Seed: in.Seed, RedrawRepeats: in.RedrawRepeats,
-			}).Get(ctx, &refs); err != nil {
-				return err
-			}
-			if err := instrument(ids); err != nil {
-				return err
-			}
-			for _, r := range refs {
-				launch(r.ID, it)
-			}
-			return nil
-		}
-		if err := topUp(); err != nil {
+		if err := r.iterate(ctx); err != nil {
 			return TrainResult{}, err
 		}
-		for _, p := range pending {
-			if in.StalenessIterations > 0 && it-p.iter > in.StalenessIterations && !p.stale {
-				p.stale = true
-				p.cancel() // its partial result arrives as a stale outcome
-			}
-		}
-		publish("executing", len(pending))
-
-		// Completed results carried over from the previous segment count first.
-		var done []outcome
-		for len(st.Carry) > 0 && len(done) < in.Batch {
-			done = append(done, outcome{ID: st.Carry[0].SampleID, Result: st.Carry[0]})
-			st.Carry = st.Carry[1:]
-		}
-		// Stale outcomes join the update (with their partial credit) but do not count toward B,
-		// so an iteration always learns from B programs that finished.
-		for counted := len(done); counted < in.Batch; {
-			o := receive()
-			for {
-				done = append(done, o)
-				if !o.Stale {
-					counted++
-				}
-				// Take every result already waiting, so one top-up replaces them all.
-				if counted >= in.Batch || !results.ReceiveAsync(&o) {
-					break
-				}
-				o = settle(o)
-			}
-			if counted < in.Batch && !in.SampleAtIterationStart {
-				if err := topUp(); err != nil {
-					return TrainResult{}, err
-				}
-			}
-			publish("executing", len(pending))
-		}
-
-		var ok, stale []string
-		m := activities.IterationMetrics{Iteration: it, InFlight: len(pending)}
-		var firstErr string
-		var scored int
-		var scoreSum float64
-		for _, o := range done {
-			switch {
-			case o.Stale:
-				stale = append(stale, o.ID)
-				m.Stale++
-				st.Stale++
-			case o.Err != "":
-				if firstErr == "" {
-					firstErr = o.Err
-				}
-				logger.Warn("execution did not complete", "sample", o.ID, "error", o.Err)
-			default:
-				ok = append(ok, o.ID)
-				m.MeanReward += o.Result.Reward
-				m.MeanDuration += o.Result.DurationS
-				if o.Result.Valid {
-					m.ValidRate++
-					if o.Result.Score != nil {
-						scored++
-						scoreSum += *o.Result.Score
-					}
-					if o.Result.Score != nil && better(*o.Result.Score) {
-						s := *o.Result.Score
-						st.Best, st.BestSample = &s, o.ID
-						st.Improvements = append(st.Improvements, activities.Improvement{Sample: o.ID, Score: s,
-							Programs: st.SamplesDone, SandboxSeconds: st.SandboxSeconds, ElapsedS: elapsed()})
-					}
-				}
-			}
-		}
-		if len(ok) == 0 {
-			return TrainResult{}, fmt.Errorf("iteration %d: no execution completed (first error: %s)", it, firstErr)
-		}
-		n := float64(len(ok))
-		m.Samples = len(ok)
-		m.MeanReward /= n
-		m.MeanDuration /= n
-		m.ValidRate /= n
-		m.BestScore, m.BestSample = st.Best, st.BestSample
-		if scored > 0 {
-			mean := scoreSum / float64(scored)
-			m.MeanScore = &mean
-		}
-		m.Programs, m.SandboxSeconds, m.ElapsedS = st.SamplesDone, st.SandboxSeconds, elapsed()
-		m.CheckpointFallback, st.NewFallback = st.NewFallback, "" // one RecoverState stepped over
-
-		publish("updating", len(pending))
-		var up activities.UpdateResult
-		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "PPO update %d on %d samples (%d stale)", it, len(ok), len(stale)), a.UpdatePolicy, activities.UpdateInput{
-			Run: in.Run, Checkpoint: st.Checkpoint, Iteration: it, SampleIDs: ok, Stale: stale, PPO: in.PPO, Seed: in.Seed, Metrics: m,
-		}).Get(ctx, &up); err != nil {
-			return TrainResult{}, err
-		}
-		st.Checkpoint = up.Checkpoint
-		m.PPO = up.Stats
-		if up.Fallback != "" {
-			m.CheckpointFallback = up.Fallback
-			st.Fallbacks = append(st.Fallbacks, up.Fallback)
-			logger.Warn("damaged checkpoint stepped over", "detail", up.Fallback)
-		}
-		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "refresh the self-improve buffer"), a.RefreshBuffer, activities.BufferInput{
-			Run: in.Run, Buffer: activities.BufferKey, SampleIDs: ok, Capacity: in.BufferCapacity,
-		}).Get(ctx, nil); err != nil {
-			return TrainResult{}, err
-		}
-		st.Iteration = it
-		st.Recent = append(st.Recent, m)
-		if len(st.Recent) > recentKept {
-			st.Recent = st.Recent[len(st.Recent)-recentKept:]
-		}
-		st.MaxHistory = max(st.MaxHistory, workflow.GetInfo(ctx).GetCurrentHistoryLength())
-		publish("iteration done", len(pending))
-		upsert()
-
-		if budgetLeft() && !stopping &&
-			(st.Iteration-segmentStart >= in.ContinueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
-			// Hand over: wait for in-flight work, carry its results (none is lost or counted
-			// twice), store the state and start a fresh history.
-			publish("draining for continue-as-new", len(pending))
-			for len(pending) > 0 {
-				o := receive()
-				if o.Err == "" && !o.Stale {
-					st.Carry = append(st.Carry, o.Result)
-				}
-			}
-			var key string
-			if err := workflow.ExecuteActivity(summarised(ctx, localOpts, "save run state after iteration %d", st.Iteration), a.SaveState, activities.SaveStateInput{Run: in.Run, State: st}).Get(ctx, &key); err != nil {
-				return TrainResult{}, err
-			}
-			next := in
-			next.StateKey, next.Recover = key, false
-			return TrainResult{}, workflow.NewContinueAsNewError(ctx, Train, next)
+		if r.budgetLeft() && !r.ctl.stopping &&
+			(r.st.Iteration-r.segmentStart >= in.ContinueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
+			return TrainResult{}, r.continueAsNew(ctx)
 		}
 	}
-	if stopping {
+	if r.ctl.stopping {
 		// A graceful stop finishes the work in flight (its results are stored) before evaluating.
-		publish("stopping: finishing in-flight work", len(pending))
-		for len(pending) > 0 {
-			receive()
-		}
+		r.publish(PhaseStopping, len(r.pool.pending))
+		r.pool.drain(ctx)
 	}
-	for _, p := range pending {
-		p.stale = true
-		p.cancel() // stragglers of the last iteration are not needed any more
+	r.pool.cancelAll()
+	return r.evaluate(ctx, r.elapsed(ctx))
+}
+
+// start loads the state a continue-as-new saved, or rebuilds a failed run's from its
+// artifacts, or warm-starts the policy.
+func (r *trainRun) start(ctx workflow.Context) error {
+	in := r.in
+	switch {
+	case in.StateKey != "":
+		if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "load run state %s", in.StateKey), r.acts.LoadState,
+			activities.LoadStateInput{Run: in.Run, Key: in.StateKey}).Get(ctx, &r.st); err != nil {
+			return err
+		}
+		r.st.Segments++
+	case in.Recover:
+		if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "recover the run's state from its artifacts"), r.acts.RecoverState,
+			activities.RecoverInput{Run: in.Run, Task: in.Task, Attempt: in.Attempt}).Get(ctx, &r.st); err != nil {
+			return err
+		}
+		r.logger.Info("continuing a failed run from its last good checkpoint", "checkpoint", r.st.Checkpoint, "iteration", r.st.Iteration, "attempt", in.Attempt)
+	default:
+		var init activities.InitPolicyResult
+		if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "warm-start policy for %s", in.Task), r.acts.InitPolicy, activities.InitPolicyInput{
+			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO, Init: in.Init, Backend: in.Backend, LLM: in.LLM}).Get(ctx, &init); err != nil {
+			return err
+		}
+		r.st.Checkpoint, r.st.Task = init.Checkpoint, init.Task
 	}
-	pending = nil
+	if r.st.StartedAt.IsZero() {
+		r.st.StartedAt = workflow.Now(ctx)
+	}
+	r.segmentStart = r.st.Iteration
+	r.publish(PhaseStarting, 0)
+	r.ctl.upsert(ctx, in.Task, &r.st)
+	return nil
+}
 
-	trainingWall := elapsed()
+func (r *trainRun) publish(phase string, inFlight int) {
+	r.ctl.publish(&r.st, r.in.Attempt, phase, inFlight)
+}
 
-	// Best of K: scratch samples, then one improve sample for each, keep the best valid one by
-	// the selection split's score.
-	publish("evaluating", 0)
-	evalRun := func(purpose string, ids, improveOf []string) ([]activities.ExecuteResult, error) {
-		var refs []activities.SampleRef
-		if err := workflow.ExecuteActivity(summarised(ctx, gpuOpts, "sample %d %s programs", len(ids), purpose), a.SamplePrograms, activities.SampleInput{
-			Run: in.Run, Task: in.Task, Descriptor: st.Task, Checkpoint: st.Checkpoint, Iteration: st.Iteration, IDs: ids,
-			Purpose: purpose, ImproveOf: improveOf, Seed: in.Seed,
-		}).Get(ctx, &refs); err != nil {
-			return nil, err
-		}
-		if err := instrument(ids); err != nil {
-			return nil, err
-		}
-		futures := make([]workflow.Future, len(refs))
-		out := make([]activities.ExecuteResult, len(refs))
-		errs := make([]error, len(refs))
-		for k, r := range refs {
-			f, set := workflow.NewFuture(ctx)
-			futures[k] = f
-			k, id := k, r.ID
-			workflow.Go(ctx, func(gctx workflow.Context) {
-				res, err := execute(gctx, id, in.Split())
-				out[k], errs[k] = res, err
-				set.Set(nil, nil)
-			})
-		}
-		var kept []activities.ExecuteResult
-		for k, f := range futures {
-			f.Get(ctx, nil)
-			if errs[k] != nil {
-				logger.Warn("evaluation execution did not complete", "sample", refs[k].ID, "error", errs[k])
+func (r *trainRun) elapsed(ctx workflow.Context) float64 {
+	return workflow.Now(ctx).Sub(r.st.StartedAt).Seconds()
+}
+
+// budgetLeft: iterations remain, and the sandbox-seconds budget (if any) is not used up.
+func (r *trainRun) budgetLeft() bool {
+	return r.st.Iteration < r.in.Iterations && (r.in.SandboxSeconds <= 0 || r.st.SandboxSeconds < r.in.SandboxSeconds)
+}
+
+// sample draws programs from the current policy and instruments them (progress prints) in one
+// activity each.
+func (r *trainRun) sample(ctx workflow.Context, summary string, in activities.SampleInput) ([]activities.SampleRef, error) {
+	in.Run, in.Task, in.Descriptor, in.Checkpoint, in.Seed = r.in.Run, r.in.Task, r.st.Task, r.st.Checkpoint, r.in.Seed
+	var refs []activities.SampleRef
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "%s", summary), r.acts.SamplePrograms, in).Get(ctx, &refs); err != nil {
+		return nil, err
+	}
+	if len(in.IDs) == 0 {
+		return refs, nil
+	}
+	err := workflow.ExecuteActivity(summarised(ctx, r.opts.instrument, "instrument %d programs (%s...)", len(in.IDs), in.IDs[0]), r.acts.InstrumentPrograms,
+		activities.InstrumentInput{Run: r.in.Run, SampleIDs: in.IDs, Off: r.in.Instrumenter == InstrumenterNone}).Get(ctx, nil)
+	return refs, err
+}
+
+// execute runs one instrumented program on the selection split.
+func (r *trainRun) execute(ctx workflow.Context, id string) (activities.ExecuteResult, error) {
+	var res activities.ExecuteResult
+	err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "run %s on the %s split", id, r.in.Split()), r.acts.ExecuteProgram,
+		activities.ExecuteInput{Run: r.in.Run, Task: r.in.Task, SampleID: id, Split: r.in.Split(), Folds: r.in.RewardFolds, Reward: r.in.Reward}).Get(ctx, &res)
+	return res, err
+}
+
+// iterate is one iteration: top up the programs in flight, wait for B of them, update the
+// policy on them and refresh the self-improve buffer.
+func (r *trainRun) iterate(ctx workflow.Context) error {
+	it := r.st.Iteration + 1
+	r.pool.startIteration(it)
+	if err := r.pool.topUp(ctx); err != nil {
+		return err
+	}
+	r.pool.cancelStale(it, r.in.StalenessIterations)
+	r.publish(PhaseExecuting, len(r.pool.pending))
+	done, err := r.pool.collect(ctx)
+	if err != nil {
+		return err
+	}
+	m, ok, stale, err := r.score(ctx, it, done)
+	if err != nil {
+		return err
+	}
+
+	r.publish(PhaseUpdating, len(r.pool.pending))
+	var up activities.UpdateResult
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "PPO update %d on %d samples (%d stale)", it, len(ok), len(stale)), r.acts.UpdatePolicy, activities.UpdateInput{
+		Run: r.in.Run, Checkpoint: r.st.Checkpoint, Iteration: it, SampleIDs: ok, Stale: stale, PPO: r.in.PPO, Seed: r.in.Seed, Metrics: m,
+	}).Get(ctx, &up); err != nil {
+		return err
+	}
+	r.st.Checkpoint = up.Checkpoint
+	m.PPO = up.Stats
+	if up.Fallback != "" {
+		m.CheckpointFallback = up.Fallback
+		r.st.Fallbacks = append(r.st.Fallbacks, up.Fallback)
+		r.logger.Warn("damaged checkpoint stepped over", "detail", up.Fallback)
+	}
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "refresh the self-improve buffer"), r.acts.RefreshBuffer, activities.BufferInput{
+		Run: r.in.Run, Buffer: activities.BufferKey, SampleIDs: ok, Capacity: r.in.BufferCapacity,
+	}).Get(ctx, nil); err != nil {
+		return err
+	}
+	r.st.Iteration = it
+	r.st.Recent = append(r.st.Recent, m)
+	if len(r.st.Recent) > recentKept {
+		r.st.Recent = r.st.Recent[len(r.st.Recent)-recentKept:]
+	}
+	r.st.MaxHistory = max(r.st.MaxHistory, workflow.GetInfo(ctx).GetCurrentHistoryLength())
+	r.publish(PhaseIterationEnd, len(r.pool.pending))
+	r.ctl.upsert(ctx, r.in.Task, &r.st)
+	return nil
+}
+
+// score sorts an iteration's outcomes into those the update learns from (ok) and stale ones,
+// records the best program so far, and computes the iteration's metrics.
+func (r *trainRun) score(ctx workflow.Context, it int, done []outcome) (m activities.IterationMetrics, ok, stale []string, err error) {
+	st := &r.st
+	m = activities.IterationMetrics{Iteration: it, InFlight: len(r.pool.pending)}
+	var firstErr string
+	var scored int
+	var scoreSum float64
+	for _, o := range done {
+		switch {
+		case o.Stale:
+			stale = append(stale, o.ID)
+			m.Stale++
+			st.Stale++
+		case o.Err != "":
+			if firstErr == "" {
+				firstErr = o.Err
+			}
+			r.logger.Warn("execution did not complete", "sample", o.ID, "error", o.Err)
+		default:
+			ok = append(ok, o.ID)
+			m.MeanReward += o.Result.Reward
+			m.MeanDuration += o.Result.DurationS
+			if !o.Result.Valid {
 				continue
 			}
-			kept = append(kept, out[k])
-		}
-		return kept, nil
-	}
-	scratchIDs := make([]string, in.EvalSamples)
-	for k := range scratchIDs {
-		scratchIDs[k] = evalID("scratch", k)
-	}
-	scratch, err := evalRun(activities.PurposeEvalScratch, scratchIDs, nil)
-	if err != nil {
-		return TrainResult{}, err
-	}
-	var improveIDs, improveOf []string
-	for k, r := range scratch {
-		improveIDs = append(improveIDs, evalID("improve", k))
-		improveOf = append(improveOf, r.SampleID)
-	}
-	improved, err := evalRun(activities.PurposeEvalImprove, improveIDs, improveOf)
-	if err != nil {
-		return TrainResult{}, err
-	}
-	var chosen *activities.ExecuteResult
-	for _, r := range append(scratch, improved...) {
-		if !r.Valid || r.Score == nil {
-			continue
-		}
-		if chosen == nil || (st.Task.LowerIsBetter && *r.Score < *chosen.Score) || (!st.Task.LowerIsBetter && *r.Score > *chosen.Score) {
-			r := r
-			chosen = &r
-		}
-	}
-	result := TrainResult{Iterations: st.Recent, Stopped: stopping, Completed: st.Iteration, Programs: st.SamplesDone,
-		SandboxSeconds: st.SandboxSeconds, WallSeconds: trainingWall, BestScore: st.Best, Improvements: st.Improvements}
-	if chosen != nil {
-		publish("final grading", 0)
-		var fg activities.FinalGradeResult
-		if err := workflow.ExecuteActivity(summarised(ctx, executeOpts, "grade %s on the private test answers", chosen.SampleID), a.FinalGrade, activities.FinalGradeInput{
-			Run: in.Run, Task: in.Task, SampleID: chosen.SampleID, Protocol: in.Protocol}).Get(ctx, &fg); err != nil {
-			return TrainResult{}, err
-		}
-		result.Final = &fg
-	}
-	// The run's best training program is graded on the test answers too, so a comparison of
-	// arms can use the best program each found, not only what its final policy chose.
-	if v := workflow.GetVersion(ctx, "grade-best-training-program", workflow.DefaultVersion, 1); v >= 1 && st.BestSample != "" {
-		if chosen != nil && chosen.SampleID == st.BestSample {
-			result.Best = result.Final
-		} else {
-			publish("final grading", 0)
-			var fg activities.FinalGradeResult
-			if err := workflow.ExecuteActivity(summarised(ctx, executeOpts, "grade the best training program %s on the private test answers", st.BestSample), a.FinalGrade, activities.FinalGradeInput{
-				Run: in.Run, Task: in.Task, SampleID: st.BestSample, Protocol: in.Protocol}).Get(ctx, &fg); err != nil {
-				return TrainResult{}, err
+			m.ValidRate++
+			if o.Result.Score == nil {
+				continue
 			}
-			result.Best = &fg
+			s := *o.Result.Score
+			scored++
+			scoreSum += s
+			if better(st.Task.LowerIsBetter, s, st.Best) {
+				st.Best, st.BestSample = &s, o.ID
+				st.Improvements = append(st.Improvements, activities.Improvement{Sample: o.ID, Score: s,
+					Programs: st.SamplesDone, SandboxSeconds: st.SandboxSeconds, ElapsedS: r.elapsed(ctx)})
+			}
 		}
 	}
-	publish("reporting", 0)
-	settings := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v reward=%s reward-folds=%d", in.Iterations, st.Iteration,
-		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight, cmp.Or(in.Reward, "paper"), max(in.RewardFolds, 1))
-	if in.SandboxSeconds > 0 {
-		settings += fmt.Sprintf(" sandbox-seconds-budget=%.0f (used %.0f)", in.SandboxSeconds, st.SandboxSeconds)
+	if len(ok) == 0 {
+		return m, nil, nil, fmt.Errorf("iteration %d: no execution completed (first error: %s)", it, firstErr)
 	}
-	if in.Instrumenter == InstrumenterNone {
-		settings += " instrumentation=off"
+	n := float64(len(ok))
+	m.Samples = len(ok)
+	m.MeanReward /= n
+	m.MeanDuration /= n
+	m.ValidRate /= n
+	m.BestScore, m.BestSample = st.Best, st.BestSample
+	if scored > 0 {
+		mean := scoreSum / float64(scored)
+		m.MeanScore = &mean
 	}
-	if err := workflow.ExecuteActivity(summarised(ctx, localOpts, "write report.md"), a.Report, activities.ReportInput{
-		Run: in.Run, Task: in.Task, Protocol: in.Protocol, Settings: settings, Final: result.Final,
-		Selection: chosen, EvalCount: len(scratch) + len(improved),
-	}).Get(ctx, &result.Report); err != nil {
-		return TrainResult{}, err
+	m.Programs, m.SandboxSeconds, m.ElapsedS = st.SamplesDone, st.SandboxSeconds, r.elapsed(ctx)
+	m.CheckpointFallback, st.NewFallback = st.NewFallback, "" // one RecoverState stepped over
+	return m, ok, stale, nil
+}
+
+// continueAsNew hands the run to a fresh history: it waits for in-flight work and carries its
+// results (none is lost or counted twice), stores the state, and passes on any pause or stop
+// that arrived meanwhile.
+func (r *trainRun) continueAsNew(ctx workflow.Context) error {
+	r.publish(PhaseDraining, len(r.pool.pending))
+	for _, o := range r.pool.drain(ctx) {
+		if o.Err == "" && !o.Stale {
+			r.st.Carry = append(r.st.Carry, o.Result)
+		}
 	}
-	publish("done", 0)
-	return result, nil
+	var key string
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "save run state after iteration %d", r.st.Iteration), r.acts.SaveState,
+		activities.SaveStateInput{Run: r.in.Run, State: r.st}).Get(ctx, &key); err != nil {
+		return err
+	}
+	r.ctl.takeSignals()
+	next := r.in
+	next.StateKey, next.Recover = key, false
+	next.Paused, next.Stopping = r.ctl.progress.Paused, r.ctl.stopping
+	return workflow.NewContinueAsNewError(ctx, Train, next)
 }

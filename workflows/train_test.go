@@ -44,6 +44,7 @@ type fakeRun struct {
 	// the heartbeat timeout when there is one, else the start-to-close timeout.
 	noticeLost map[string]time.Duration
 	fallback   func(activities.UpdateInput) string // UpdateResult.Fallback, when set
+	onSave     func()                              // called as SaveState runs, when set
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -117,6 +118,9 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env.OnActivity(a.Report, mock.Anything, mock.Anything).Return(activities.ReportResult{Table: "t"}, nil)
 	env.OnActivity(a.SaveState, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.SaveStateInput) (string, error) {
+			if f.onSave != nil {
+				f.onSave()
+			}
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if f.states == nil {
@@ -448,4 +452,65 @@ func countPrefix(ids []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// A pause or stop that arrives while a segment hands over to the next (draining, saving the
+// state) is carried by the continue-as-new input, not lost with the old history.
+func TestSignalsDuringContinueAsNewCarryOver(t *testing.T) {
+	for _, tc := range []struct {
+		signal string
+		want   func(TrainInput) bool
+	}{
+		{PauseSignal, func(in TrainInput) bool { return in.Paused && !in.Stopping }},
+		{StopSignal, func(in TrainInput) bool { return in.Stopping && !in.Paused }},
+	} {
+		t.Run(tc.signal, func(t *testing.T) {
+			f := &fakeRun{}
+			in := input()
+			in.ContinueEvery = 1
+			env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { return nil })
+			f.onSave = func() { env.SignalWorkflow(tc.signal, nil) }
+			env.ExecuteWorkflow(Train, in)
+			var can *workflow.ContinueAsNewError
+			if err := env.GetWorkflowError(); !errors.As(err, &can) {
+				t.Fatalf("want a continue-as-new after one iteration, got %v", err)
+			}
+			var next TrainInput
+			if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.want(next) {
+				t.Fatalf("%s during the hand-over: next segment's input has paused=%v stopping=%v", tc.signal, next.Paused, next.Stopping)
+			}
+		})
+	}
+	t.Run("the next segment honours them", func(t *testing.T) {
+		f := &fakeRun{}
+		in := input()
+		in.Stopping = true
+		env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { return nil })
+		env.ExecuteWorkflow(Train, in)
+		var res TrainResult
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		env.GetWorkflowResult(&res)
+		if !res.Stopped || len(f.updates) != 0 {
+			t.Fatalf("a segment started stopping: stopped %v after %d updates", res.Stopped, len(f.updates))
+		}
+
+		f = &fakeRun{}
+		in = input()
+		in.Paused = true
+		env = newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { return nil })
+		start := env.Now()
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(ResumeSignal, nil) }, time.Hour)
+		env.ExecuteWorkflow(Train, in)
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.updates) != 3 || env.Now().Sub(start) < time.Hour {
+			t.Fatalf("a segment started paused ran %d updates by %v: it must wait for resume", len(f.updates), env.Now().Sub(start))
+		}
+	})
 }

@@ -1,0 +1,48 @@
+package workflows
+
+import (
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+)
+
+// Histories recorded from real runs on the dev server (`temporal workflow show -o json`, then
+// gzip): workflow code that no longer replays them would break every run in flight when a
+// worker is upgraded. A change that must alter the commands goes behind workflow.GetVersion,
+// and a history of the new shape is recorded beside these.
+//
+//	train-rl-s21: an rl cell of the paper experiment (insults, 4 iterations, best program graded)
+//	train-static-matched-s21: a static cell trained to a sandbox-seconds budget
+func TestRecordedHistoriesReplay(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.history.json.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded histories in testdata (%v)", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			fh, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			zr, err := gzip.NewReader(fh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hist, err := client.HistoryFromJSON(zr, client.HistoryJSONOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflow(Train)
+			r.RegisterWorkflow(Experiment)
+			if err := r.ReplayWorkflowHistory(nil, hist); err != nil {
+				t.Fatalf("%s no longer replays: %v", f, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,156 @@
+package workflows
+
+import (
+	"cmp"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"mlerl/activities"
+)
+
+// better is the one rule for "s beats than" on the task's metric; nothing beats a score and
+// anything beats none.
+func better(lowerIsBetter bool, s float64, than *float64) bool {
+	switch {
+	case than == nil:
+		return true
+	case lowerIsBetter:
+		return s < *than
+	default:
+		return s > *than
+	}
+}
+
+// evalID names an evaluation program, after the attempt like sampleID.
+func evalID(attempt int, purpose string, k int) string {
+	if attempt > 0 {
+		return fmt.Sprintf("eval-r%d-%s-%03d", attempt, purpose, k)
+	}
+	return fmt.Sprintf("eval-%s-%03d", purpose, k)
+}
+
+// evaluate is the end of a run: best-of-K from the final policy (K scratch programs, then one
+// improve program for each), the chosen one and the run's best training program graded on the
+// test answers, and the report.
+func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainResult, error) {
+	r.publish(PhaseEvaluating, 0)
+	scratchIDs := make([]string, r.in.EvalSamples)
+	for k := range scratchIDs {
+		scratchIDs[k] = evalID(r.in.Attempt, "scratch", k)
+	}
+	scratch, err := r.evalBatch(ctx, activities.PurposeEvalScratch, scratchIDs, nil)
+	if err != nil {
+		return TrainResult{}, err
+	}
+	var improveIDs, improveOf []string
+	for k, s := range scratch {
+		improveIDs = append(improveIDs, evalID(r.in.Attempt, "improve", k))
+		improveOf = append(improveOf, s.SampleID)
+	}
+	improved, err := r.evalBatch(ctx, activities.PurposeEvalImprove, improveIDs, improveOf)
+	if err != nil {
+		return TrainResult{}, err
+	}
+	var chosen *activities.ExecuteResult
+	for _, e := range append(scratch, improved...) {
+		if !e.Valid || e.Score == nil {
+			continue
+		}
+		var than *float64
+		if chosen != nil {
+			than = chosen.Score
+		}
+		if better(r.st.Task.LowerIsBetter, *e.Score, than) {
+			chosen = &e
+		}
+	}
+
+	st := &r.st
+	result := TrainResult{Iterations: st.Recent, Stopped: r.ctl.stopping, Completed: st.Iteration, Programs: st.SamplesDone,
+		SandboxSeconds: st.SandboxSeconds, WallSeconds: trainingWall, BestScore: st.Best, Improvements: st.Improvements}
+	if chosen != nil {
+		r.publish(PhaseFinalGrading, 0)
+		if result.Final, err = r.finalGrade(ctx, "grade %s on the private test answers", chosen.SampleID); err != nil {
+			return TrainResult{}, err
+		}
+	}
+	// The run's best training program is graded on the test answers too, so a comparison of
+	// arms can use the best program each found, not only what its final policy chose.
+	if v := workflow.GetVersion(ctx, "grade-best-training-program", workflow.DefaultVersion, 1); v >= 1 && st.BestSample != "" {
+		if chosen != nil && chosen.SampleID == st.BestSample {
+			result.Best = result.Final
+		} else {
+			r.publish(PhaseFinalGrading, 0)
+			if result.Best, err = r.finalGrade(ctx, "grade the best training program %s on the private test answers", st.BestSample); err != nil {
+				return TrainResult{}, err
+			}
+		}
+	}
+
+	r.publish(PhaseReporting, 0)
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "write report.md"), r.acts.Report, activities.ReportInput{
+		Run: r.in.Run, Task: r.in.Task, Protocol: r.in.Protocol, Settings: r.settings(), Final: result.Final,
+		Selection: chosen, EvalCount: len(scratch) + len(improved),
+	}).Get(ctx, &result.Report); err != nil {
+		return TrainResult{}, err
+	}
+	r.publish(PhaseDone, 0)
+	return result, nil
+}
+
+// evalBatch samples the programs ids from the final policy (improving improveOf's, when given),
+// runs them at once and returns those whose execution completed.
+func (r *trainRun) evalBatch(ctx workflow.Context, purpose string, ids, improveOf []string) ([]activities.ExecuteResult, error) {
+	refs, err := r.sample(ctx, fmt.Sprintf("sample %d %s programs", len(ids), purpose), activities.SampleInput{
+		Iteration: r.st.Iteration, IDs: ids, Purpose: purpose, ImproveOf: improveOf})
+	if err != nil {
+		return nil, err
+	}
+	futures := make([]workflow.Future, len(refs))
+	out := make([]activities.ExecuteResult, len(refs))
+	errs := make([]error, len(refs))
+	for k, ref := range refs {
+		f, set := workflow.NewFuture(ctx)
+		futures[k] = f
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			out[k], errs[k] = r.execute(gctx, ref.ID)
+			set.Set(nil, nil)
+		})
+	}
+	var kept []activities.ExecuteResult
+	for k, f := range futures {
+		f.Get(ctx, nil)
+		if errs[k] != nil {
+			r.logger.Warn("evaluation execution did not complete", "sample", refs[k].ID, "error", errs[k])
+			continue
+		}
+		kept = append(kept, out[k])
+	}
+	return kept, nil
+}
+
+// finalGrade re-runs a program on the full public train and grades it on the test answers.
+func (r *trainRun) finalGrade(ctx workflow.Context, summary, sample string) (*activities.FinalGradeResult, error) {
+	var fg activities.FinalGradeResult
+	err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, summary, sample), r.acts.FinalGrade, activities.FinalGradeInput{
+		Run: r.in.Run, Task: r.in.Task, SampleID: sample, Protocol: r.in.Protocol}).Get(ctx, &fg)
+	if err != nil {
+		return nil, err
+	}
+	return &fg, nil
+}
+
+// settings is the report's one line on how the run was configured.
+func (r *trainRun) settings() string {
+	in := r.in
+	s := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v reward=%s reward-folds=%d", in.Iterations, r.st.Iteration,
+		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight, cmp.Or(in.Reward, "paper"), max(in.RewardFolds, 1))
+	if in.SandboxSeconds > 0 {
+		s += fmt.Sprintf(" sandbox-seconds-budget=%.0f (used %.0f)", in.SandboxSeconds, r.st.SandboxSeconds)
+	}
+	if in.Instrumenter == InstrumenterNone {
+		s += " instrumentation=off"
+	}
+	return s
+}
