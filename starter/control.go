@@ -250,7 +250,7 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	var inf instrumenterFlags
 	inf.register(fs)
 	var pf policyFlags
-	pf.registerServers(fs)
+	pf.register(fs)
 	var tf2 tlsFlags
 	tf2.register(fs)
 	if err := parse(fs, args); err != nil {

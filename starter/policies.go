@@ -8,42 +8,37 @@ import (
 
 	"mlerl/activities"
 	"mlerl/llm"
+	"mlerl/settings"
 )
 
 // policyFlags choose the policy backend: the code-action network (trained in-process on the
 // gpu queue), or a language model behind an OpenAI-compatible server whose updates go to a
 // trainer service (llm/doc.go has the contract).
 type policyFlags struct {
-	Kind       string `json:"policy"`
 	URL        string `json:"policy_url,omitempty"`
 	Model      string `json:"policy_model,omitempty"`
 	KeyEnv     string `json:"policy_key_env,omitempty"` // the variable's name; the key itself is never stored
 	TrainerURL string `json:"trainer_url,omitempty"`
 }
 
+// register registers where an llm policy's model server and trainer are (--policy, the
+// backend, is a setting): a gpu worker needs them, whichever run it serves.
 func (f *policyFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Kind, "policy", activities.BackendNetwork, "network (the code-action network) or llm (a model at --policy-url, updated by the trainer at --trainer-url)")
-	f.registerServers(fs)
-}
-
-// registerServers registers where an llm policy's model server and trainer are: a gpu worker
-// needs them, whichever run it serves.
-func (f *policyFlags) registerServers(fs *flag.FlagSet) {
 	fs.StringVar(&f.URL, "policy-url", "", "llm policy: OpenAI-compatible base URL including /v1 (vLLM, llama.cpp server, Ollama)")
 	fs.StringVar(&f.Model, "policy-model", "", "llm policy: the initial model served at --policy-url")
 	fs.StringVar(&f.KeyEnv, "policy-key-env", "", "llm policy: environment variable holding the server's API key")
 	fs.StringVar(&f.TrainerURL, "trainer-url", "", "llm policy: base URL of the trainer service (POST /update; llm/doc.go); without it, run with --learning-rate 0")
 }
 
-// check validates the flags for a run that starts a policy with learning rate lr.
-func (f policyFlags) check(lr float64) error {
-	switch f.Kind {
-	case "", activities.BackendNetwork:
+// check validates the servers for a run with this backend and learning rate lr.
+func (f policyFlags) check(backend settings.Backend, lr float64) error {
+	switch backend {
+	case settings.BackendNetwork:
 		if f.URL != "" || f.TrainerURL != "" {
 			return errors.New("--policy-url and --trainer-url are for --policy llm")
 		}
 		return nil
-	case activities.BackendLLM:
+	case settings.BackendLLM:
 		if f.URL == "" || f.Model == "" {
 			return errors.New("--policy llm needs --policy-url and --policy-model")
 		}
@@ -53,7 +48,7 @@ func (f policyFlags) check(lr float64) error {
 		_, _, err := f.open()
 		return err
 	}
-	return fmt.Errorf("--policy must be %s or %s, got %q", activities.BackendNetwork, activities.BackendLLM, f.Kind)
+	return fmt.Errorf("--policy must be %s or %s, got %q", settings.BackendNetwork, settings.BackendLLM, backend)
 }
 
 // open returns the model server and trainer clients (nil when not configured).
@@ -75,16 +70,16 @@ func (f policyFlags) open() (*llm.Client, *llm.Trainer, error) {
 	return c, t, nil
 }
 
-// llmSampling is what an llm policy samples with: the paper's settings, the preset's sampling
-// temperature and top-p, and its token cap.
-func llmSampling(f policyFlags, p *preset) activities.LLMPolicy {
-	if f.Kind != activities.BackendLLM {
+// llmSampling is what an llm policy samples with: the paper's settings, the policy's sampling
+// temperature and top-p, and a preset's token cap (0: the paper's).
+func llmSampling(backend settings.Backend, f policyFlags, p settings.Policy, maxTokens int) activities.LLMPolicy {
+	if backend != settings.BackendLLM {
 		return activities.LLMPolicy{}
 	}
 	s := activities.PaperLLMPolicy()
-	s.Model, s.Temperature, s.TopP = f.Model, p.Policy.Temperature, p.Policy.TopP
-	if p.LLM.MaxTokens > 0 {
-		s.MaxTokens = p.LLM.MaxTokens
+	s.Model, s.Temperature, s.TopP = f.Model, p.Temperature, p.TopP
+	if maxTokens > 0 {
+		s.MaxTokens = maxTokens
 	}
 	return s
 }

@@ -23,81 +23,37 @@ import (
 	"mlerl/activities"
 	"mlerl/artifacts"
 	"mlerl/devserver"
-	"mlerl/model"
-	"mlerl/model/ppo"
-	"mlerl/reward"
+	"mlerl/settings"
 	"mlerl/tasks"
 	"mlerl/worker"
 	"mlerl/workflows"
 )
 
+// runFlags are `starter run`'s flags: the run's settings (package settings declares them) and
+// where and how it runs.
 type runFlags struct {
 	taskFlags
-	sandbox                                                                                                sandboxFlags
-	instrumenter                                                                                           instrumenterFlags
-	policy                                                                                                 policyFlags
-	tls                                                                                                    tlsFlags
-	iterations, batch, oversample, slots, evalSamples, staleness, bufferCap, continueEvery, folds, redraws int
-	protocol, out, temporalAddress, namespace, workerRoles, improveFrom, initPolicy, store, preset, reward string
-	rewardShaping, advantage                                                                               string
-	seed                                                                                                   uint64
-	improveFraction, learningRate, riskEpsilon, sandboxSeconds                                             float64
-	noDurationWeight, detach, searchAttributes, sampleAtStart                                              bool
+	settings.Settings
+	sandbox                                                     sandboxFlags
+	instrumenter                                                instrumenterFlags
+	policy                                                      policyFlags
+	tls                                                         tlsFlags
+	slots                                                       int
+	out, temporalAddress, namespace, workerRoles, store, preset string
+	detach, searchAttributes                                    bool
 }
 
+// validate checks what is not a setting; the settings check themselves.
 func (f *runFlags) validate() error {
-	switch {
-	case f.iterations < 1:
-		return fmt.Errorf("--iterations must be at least 1, got %d", f.iterations)
-	case f.batch < 1:
-		return fmt.Errorf("--batch must be at least 1, got %d", f.batch)
-	case f.oversample < 1:
-		return fmt.Errorf("--oversample must be at least 1 (m*B executions stay in flight), got %d", f.oversample)
-	case f.slots < 1:
+	if f.slots < 1 {
 		return fmt.Errorf("--slots must be at least 1, got %d", f.slots)
-	case f.evalSamples < 1:
-		return fmt.Errorf("--eval-samples must be at least 1, got %d", f.evalSamples)
-	case f.continueEvery < 1:
-		return fmt.Errorf("--continue-every must be at least 1, got %d", f.continueEvery)
-	case f.protocol != workflows.ProtocolLeakFree && f.protocol != workflows.ProtocolPaper:
-		return fmt.Errorf("--protocol must be %s or %s, got %q", workflows.ProtocolLeakFree, workflows.ProtocolPaper, f.protocol)
-	case f.folds < 1:
-		return fmt.Errorf("--reward-folds must be at least 1, got %d", f.folds)
-	case f.redraws < 0:
-		return fmt.Errorf("--redraw-repeats must be 0 (keep every draw) or more, got %d", f.redraws)
-	case f.redraws > 0 && f.policy.Kind == activities.BackendLLM:
-		return fmt.Errorf("--redraw-repeats applies to the %s policy, whose programs come from code actions; drop it with --policy %s", activities.BackendNetwork, activities.BackendLLM)
-	case f.folds > 1 && f.protocol != workflows.ProtocolLeakFree:
-		return fmt.Errorf("--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", f.folds, workflows.ProtocolLeakFree, workflows.ProtocolLeakFree)
-	case f.initPolicy != activities.InitWarmStart && f.initPolicy != activities.InitUniform:
-		return fmt.Errorf("--init must be %s or %s, got %q", activities.InitWarmStart, activities.InitUniform, f.initPolicy)
-	case f.learningRate < 0:
-		return fmt.Errorf("--learning-rate must not be negative, got %v", f.learningRate)
-	case !slices.Contains(activities.ImproveStrategies, f.improveFrom):
-		return fmt.Errorf("--improve-from must be one of %v, got %q", activities.ImproveStrategies, f.improveFrom)
-	case f.sandboxSeconds < 0:
-		return fmt.Errorf("--sandbox-seconds must be 0 (no such budget) or positive, got %v", f.sandboxSeconds)
-	case f.improveFraction < 0 || f.improveFraction > 1:
-		return fmt.Errorf("--improve-fraction must be in [0, 1], got %v", f.improveFraction)
 	}
 	for _, r := range strings.Split(f.workerRoles, ",") {
 		if r != worker.RoleWorkflows && r != worker.RoleExec && r != worker.RoleGPU {
 			return fmt.Errorf("--worker-roles: unknown role %q (use workflows, exec, gpu)", r)
 		}
 	}
-	if _, err := reward.Scheme(f.reward); err != nil {
-		return fmt.Errorf("--%w", err)
-	}
-	if !slices.Contains(ppo.Shapings, f.rewardShaping) {
-		return fmt.Errorf("--reward-shaping must be %s, got %q", strings.Join(ppo.Shapings, " or "), f.rewardShaping)
-	}
-	if !slices.Contains(ppo.Advantages, f.advantage) {
-		return fmt.Errorf("--advantage must be %s, got %q", strings.Join(ppo.Advantages, " or "), f.advantage)
-	}
-	if f.advantage == ppo.AdvantageRiskSeeking && (f.riskEpsilon <= 0 || f.riskEpsilon > 1) {
-		return fmt.Errorf("--risk-epsilon must be in (0, 1] (the top share of each batch that risk-seeking learns from), got %v", f.riskEpsilon)
-	}
-	return nil
+	return f.Settings.Validate()
 }
 
 // runInfo is run.json: what status, stop, pause and resume need to find and continue a run.
@@ -156,64 +112,50 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	var f runFlags
 	fs := newFlagSet("run")
 	f.register(fs)
-	fs.IntVar(&f.iterations, "iterations", 10, "RL iterations (PPO updates)")
-	fs.IntVar(&f.batch, "batch", 8, "B: completed executions per update")
-	fs.IntVar(&f.oversample, "oversample", 2, "m: m*B executions are kept in flight")
+	// The flags fill their own copy: a preset goes under them (ApplyFlags reads what was given).
+	given := settings.Defaults()
+	given.Register(fs)
 	fs.IntVar(&f.slots, "slots", 2, "sandbox slots of the embedded worker (programs run at once)")
-	fs.Float64Var(&f.sandboxSeconds, "sandbox-seconds", 0, "also end training at the first iteration where the training programs have used this many seconds of execution in all (--iterations is then a cap; 0: no such budget); matches a baseline to another run's sandbox time")
-	fs.IntVar(&f.evalSamples, "eval-samples", 8, "K: final evaluation samples (scratch, then one improve each)")
-	fs.IntVar(&f.staleness, "staleness", 0, "end executions sampled more than this many iterations ago, as timeouts with partial credit (0: never; the task's wall limit still applies). Cancelling slow programs biases the policy toward fast ones: see benchmarks/RESULTS.md")
-	fs.IntVar(&f.bufferCap, "buffer", 16, "capacity of the self-improve buffer (half best, half recent)")
-	fs.BoolVar(&f.sampleAtStart, "sample-at-iteration-start", false, "sample only when an iteration starts instead of replacing each finished program at once (with --oversample 1: the synchronous wait-for-all baseline)")
-	fs.IntVar(&f.continueEvery, "continue-every", 10, "iterations per workflow history segment (continue-as-new)")
-	fs.Float64Var(&f.improveFraction, "improve-fraction", 0.5, "share of training prompts that improve a previous solution")
-	fs.StringVar(&f.improveFrom, "improve-from", activities.ImproveMixed, "which previous solution improve prompts build on: mixed (the buffer's best and most recent halves), best, recent, failed-close (failed programs that got furthest)")
-	fs.StringVar(&f.initPolicy, "init", activities.InitWarmStart, "initial policy: warm-start (behaviour cloning on a seeded corpus) or uniform (every action equally likely: the random-search baseline)")
-	fs.Float64Var(&f.learningRate, "learning-rate", ppo.Paper().LearningRate, "PPO's Adam learning rate (0: never update, the static-policy baseline)")
-	fs.StringVar(&f.protocol, "protocol", workflows.ProtocolLeakFree, "leak-free (rewards on a validation split) or paper (rewards on the test split)")
-	fs.StringVar(&f.reward, "reward", "paper", "reward scheme: paper (a failed program -10 + 0.1 per marker, a valid one its signed score) or bounded (the same, but a valid submission never below the best failure)")
-	fs.IntVar(&f.folds, "reward-folds", 1, "leak-free: run each program on this many of the task's validation folds and reward the mean score (a program must be right on more held-out rows to win; valid programs cost that many runs)")
-	fs.IntVar(&f.redraws, "redraw-repeats", 0, "draw a training program again, up to this many times, when the run has already sampled the identical program (its result is known, so running it again wastes budget); 0 keeps every draw")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of the warm start, the samples and the updates")
 	fs.StringVar(&f.out, "out", "", "run directory (default ./runs/<task>-<time>)")
 	fs.StringVar(&f.temporalAddress, "temporal-address", "", "host:port of an existing Temporal cluster (default: start the embedded dev server)")
 	fs.StringVar(&f.namespace, "namespace", "default", "Temporal namespace")
 	fs.StringVar(&f.store, "store", "", "where artifacts go: empty for the run directory, or s3://bucket/prefix (endpoint and keys from MLERL_S3_ENDPOINT or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD, AWS_REGION, MLERL_S3_SECURE)")
 	fs.BoolVar(&f.searchAttributes, "search-attributes", false, "with --temporal-address: the cluster has MlerlTask (Keyword), MlerlIteration (Int) and MlerlBestScore (Double) registered; keep them updated")
-	fs.BoolVar(&f.noDurationWeight, "no-duration-weight", false, "turn off the duration-aware gradient weight (ablation)")
-	fs.StringVar(&f.rewardShaping, "reward-shaping", ppo.ShapingNone, "what PPO does to each batch's rewards before its advantages: none, or rank (centred ranks: only the order counts, so crashes do not drown the differences between valid programs)")
-	fs.StringVar(&f.advantage, "advantage", ppo.AdvantageGAE, "PPO's advantage estimator: gae (against the value head: maximises the mean reward), or risk-seeking (learn only from each batch's top --risk-epsilon, against its quantile: maximises the best program; best with --reward-shaping rank)")
-	fs.Float64Var(&f.riskEpsilon, "risk-epsilon", ppo.Paper().RiskEpsilon, "with --advantage risk-seeking: the top share of each batch that is learnt from")
 	f.sandbox.register(fs)
 	f.instrumenter.register(fs)
 	f.policy.register(fs)
-	fs.StringVar(&f.preset, "preset", "", "settings from a preset: a built-in name ("+strings.Join(presetNames(), ", ")+") or a YAML file like starter/presets/paper.yaml; flags given here win")
+	fs.StringVar(&f.preset, "preset", "", "settings from a preset: a built-in name ("+strings.Join(settings.PresetNames(), ", ")+") or a YAML file like settings/presets/paper.yaml; flags given here win")
 	f.tls.register(fs)
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
-	pre := &preset{Policy: model.DefaultConfig(), PPO: ppo.Paper()}
+	f.Settings = given
+	llmMaxTokens := 0
 	if f.preset != "" {
-		var err error
-		if pre, err = loadPreset(f.preset); err != nil {
+		pre, err := settings.LoadPreset(f.preset)
+		if err != nil {
 			return nil, err
 		}
-		pre.apply(&f, setFlags(fs))
+		f.Settings, llmMaxTokens = pre.Settings, pre.LLMMaxTokens
+		if err := f.Settings.ApplyFlags(fs); err != nil {
+			return nil, err
+		}
 	}
+	f.Instrumenter = f.instrumenter.perRun()
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	if err := f.policy.check(f.learningRate); err != nil {
+	if err := f.policy.check(f.Backend, f.PPO.LearningRate); err != nil {
 		return nil, err
 	}
 	spec, err := f.spec()
 	if err != nil {
 		return nil, err
 	}
-	if f.folds > spec.Validation.FoldCount() {
-		return nil, fmt.Errorf("--reward-folds %d: task %s carves %d validation folds (validation.folds in its spec): lower --reward-folds, or raise validation.folds in a --task-spec and prepare again", f.folds, spec.ID, spec.Validation.FoldCount())
+	if f.RewardFolds > spec.Validation.FoldCount() {
+		return nil, fmt.Errorf("--reward-folds %d: task %s carves %d validation folds (validation.folds in its spec): lower --reward-folds, or raise validation.folds in a --task-spec and prepare again", f.RewardFolds, spec.ID, spec.Validation.FoldCount())
 	}
 	if err := (tasks.Layout{DataDir: f.dataDir}).CheckPrepared(spec); err != nil {
 		return nil, err
@@ -248,12 +190,6 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	if _, err := os.Stat(filepath.Join(runDir, runInfoFile)); err == nil {
 		return nil, fmt.Errorf("%s already holds a run: continue it with `starter resume %s`, or choose another --out", runDir, f.out)
 	}
-	cfg := pre.PPO
-	cfg.DurationWeight = !f.noDurationWeight
-	cfg.LearningRate = f.learningRate
-	cfg.RewardShaping = f.rewardShaping
-	cfg.Advantage = f.advantage
-	cfg.RiskEpsilon = f.riskEpsilon
 	run := filepath.Base(runDir)
 	dataDir, _ := filepath.Abs(f.dataDir)
 	specFile := ""
@@ -266,13 +202,10 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	}
 	info := runInfo{WorkflowID: wfID, Task: spec.ID, Namespace: f.namespace, External: f.temporalAddress,
 		DataDir: dataDir, Python: f.python, Slots: f.slots, Store: f.store, SpecFile: specFile, TLS: f.tls, Sandbox: f.sandbox, Instrument: f.instrumenter, Policy: f.policy, Roles: strings.Split(f.workerRoles, ","),
-		Input: workflows.TrainInput{Run: run, Task: spec.ID, Iterations: f.iterations, Batch: f.batch, Oversample: f.oversample,
-			Protocol: f.protocol, Seed: f.seed, EvalSamples: f.evalSamples, StalenessIterations: f.staleness,
-			BufferCapacity: f.bufferCap, ImproveFraction: f.improveFraction, ImproveFrom: f.improveFrom, ContinueEvery: f.continueEvery,
-			RewardFolds: f.folds, Reward: f.reward, RedrawRepeats: f.redraws, ExecTimeout: time.Duration(f.folds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
-			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(), SampleAtIterationStart: f.sampleAtStart,
-			Policy: pre.Policy, Init: f.initPolicy, PPO: cfg, Backend: f.policy.Kind, LLM: llmSampling(f.policy, pre),
-			SandboxSeconds: f.sandboxSeconds, Instrumenter: f.instrumenter.perRun()}}
+		Input: workflows.TrainInput{Run: run, Task: spec.ID, Settings: f.Settings,
+			ExecTimeout:      time.Duration(f.RewardFolds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
+			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(),
+			LLM: llmSampling(f.Backend, f.policy, f.Policy, llmMaxTokens)}}
 	return &runPlan{f: f, runDir: runDir, info: info, sandbox: sb.Name()}, nil
 }
 
@@ -295,7 +228,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\nrun directory: %s\n",
-		info.Input.Run, info.Task, f.iterations, f.batch, f.oversample, f.slots, f.protocol, plan.sandbox, runDir)
+		info.Input.Run, info.Task, f.Iterations, f.Batch, f.Oversample, f.slots, f.Protocol, plan.sandbox, runDir)
 	if f.detach {
 		return detach(runDir, out)
 	}

@@ -111,7 +111,7 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (experiment.Ledger, er
 				Sample: imp.Sample, Validation: &score}
 			t, ok := tested[imp.Sample]
 			if !ok {
-				fg, err := grade(c, input.Run, input.Task, input.Protocol, imp.Sample)
+				fg, err := grade(c, input.Run, input.Task, string(input.Protocol), imp.Sample)
 				if err != nil {
 					rec.Reason = fmt.Sprintf("curve point %s not graded: %v", imp.Sample, err)
 					continue

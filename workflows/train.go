@@ -5,7 +5,6 @@ package workflows
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -13,48 +12,20 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"mlerl/activities"
-	"mlerl/model"
-	"mlerl/model/ppo"
-	"mlerl/reward"
+	"mlerl/settings"
 	"mlerl/tasks"
 )
 
-// Protocols: where rewards come from and how the final program is chosen.
-const (
-	ProtocolLeakFree = "leak-free" // rewards from a validation split; test answers only for the report
-	ProtocolPaper    = "paper"     // rewards and selection on the test split, as the paper did
-)
-
-// TrainInput configures a training run.
+// TrainInput configures a training run: its settings (package settings) and what the starter
+// and the workflow itself add.
 type TrainInput struct {
-	Run                 string        `json:"run"` // the run id: names its artifact store
-	Task                string        `json:"task"`
-	Iterations          int           `json:"iterations"`
-	Batch               int           `json:"batch"`      // B: samples per update
-	Oversample          int           `json:"oversample"` // m: m*B executions in flight
-	Protocol            string        `json:"protocol"`
-	RewardFolds         int           `json:"reward_folds,omitempty"` // leak-free: validation folds whose mean score is the reward
-	Reward              string        `json:"reward,omitempty"`       // reward scheme (reward.Schemes); "" is the paper's
-	Seed                uint64        `json:"seed"`
-	EvalSamples         int           `json:"eval_samples"` // K for best-of-K
-	StalenessIterations int           `json:"staleness_iterations"`
-	BufferCapacity      int           `json:"buffer_capacity"`
-	ImproveFraction     float64       `json:"improve_fraction"`
-	ImproveFrom         string        `json:"improve_from"`             // mixed, best, recent or failed-close
-	RedrawRepeats       int           `json:"redraw_repeats,omitempty"` // redraws of a training program the run already sampled
-	ExecTimeout         time.Duration `json:"exec_timeout"`             // the task's wall limit plus grading time
-	ContinueEvery       int           `json:"continue_every"`           // iterations per history segment
-	InstrumentTimeout   time.Duration `json:"instrument_timeout"`       // 0: 30 s (an LLM instrumenter needs minutes)
-	// SampleAtIterationStart samples only when an iteration starts instead of replacing each
-	// finished program at once; with Oversample 1 it is the synchronous wait-for-all baseline.
-	SampleAtIterationStart bool         `json:"sample_at_iteration_start,omitempty"`
-	Policy                 model.Config `json:"policy"`
-	Init                   string       `json:"init,omitempty"` // initial policy: warm-start (default) or uniform
-	// Backend is the policy: network (default, the code-action network) or llm (a model
-	// server sampled with LLM, updated by a trainer service).
-	Backend string               `json:"backend,omitempty"`
-	LLM     activities.LLMPolicy `json:"llm,omitempty"`
-	PPO     ppo.Config           `json:"ppo"`
+	Run  string `json:"run"` // the run id: names its artifact store
+	Task string `json:"task"`
+	// Settings are embedded so the input's JSON keeps one flat shape across versions.
+	settings.Settings
+	ExecTimeout       time.Duration        `json:"exec_timeout"`       // the task's wall limit plus grading time
+	InstrumentTimeout time.Duration        `json:"instrument_timeout"` // 0: 30 s (an LLM instrumenter needs minutes)
+	LLM               activities.LLMPolicy `json:"llm,omitempty"`      // an llm policy's sampling
 	// SearchAttributes upserts MlerlTask, MlerlIteration and MlerlBestScore (the server must have
 	// them registered: the embedded server does; see SearchAttributeKeys for a cluster).
 	SearchAttributes bool `json:"search_attributes"`
@@ -67,21 +38,11 @@ type TrainInput struct {
 	// Attempt counts those fresh executions; it names their samples (it0003-r1-s000), so a
 	// recovered run never overwrites what the failed execution wrote.
 	Attempt int `json:"attempt,omitempty"`
-	// SandboxSeconds, when positive, ends training at the first iteration boundary where the
-	// finished training programs have used this much execution time (Iterations is then a cap):
-	// a baseline matched to another arm's sandbox time rather than its number of programs.
-	SandboxSeconds float64 `json:"sandbox_seconds,omitempty"`
-	// Instrumenter "none" runs programs without progress prints (the instrumentation ablation);
-	// "" uses the worker's instrumenter.
-	Instrumenter string `json:"instrumenter,omitempty"`
 	// Paused and Stopping carry a pause or stop that arrived while a segment was handing over
 	// to the next (continue-as-new), so no signal is lost between segments.
 	Paused   bool `json:"paused,omitempty"`
 	Stopping bool `json:"stopping,omitempty"`
 }
-
-// InstrumenterNone turns instrumentation off for a run.
-const InstrumenterNone = "none"
 
 // Validate names the first bad setting.
 func (in TrainInput) Validate() error {
@@ -90,46 +51,17 @@ func (in TrainInput) Validate() error {
 		return fmt.Errorf("run id is empty")
 	case in.Task == "":
 		return fmt.Errorf("task is empty")
-	case in.Iterations < 1:
-		return fmt.Errorf("iterations must be at least 1, got %d", in.Iterations)
-	case in.Batch < 1:
-		return fmt.Errorf("batch must be at least 1, got %d", in.Batch)
-	case in.Oversample < 1:
-		return fmt.Errorf("oversample must be at least 1, got %d", in.Oversample)
-	case in.Protocol != ProtocolLeakFree && in.Protocol != ProtocolPaper:
-		return fmt.Errorf("protocol must be %s or %s, got %q", ProtocolLeakFree, ProtocolPaper, in.Protocol)
-	case in.RewardFolds < 0 || (in.RewardFolds > 1 && in.Protocol != ProtocolLeakFree):
-		return fmt.Errorf("reward folds must be 0 or 1, or more with the %s protocol, got %d (%s)", ProtocolLeakFree, in.RewardFolds, in.Protocol)
-	case in.EvalSamples < 1:
-		return fmt.Errorf("eval samples must be at least 1, got %d", in.EvalSamples)
-	case in.ImproveFraction < 0 || in.ImproveFraction > 1:
-		return fmt.Errorf("improve fraction must be in [0, 1], got %v", in.ImproveFraction)
-	case in.ImproveFrom != "" && !slices.Contains(activities.ImproveStrategies, in.ImproveFrom):
-		return fmt.Errorf("improve-from must be one of %v, got %q", activities.ImproveStrategies, in.ImproveFrom)
 	case in.ExecTimeout <= 0:
 		return fmt.Errorf("exec timeout must be positive")
-	case in.RedrawRepeats < 0:
-		return fmt.Errorf("redraw repeats must be 0 or more, got %d", in.RedrawRepeats)
-	case in.RedrawRepeats > 0 && in.Backend == activities.BackendLLM:
-		return fmt.Errorf("redraw repeats apply to the %s policy only: set them to 0 with the %s backend", activities.BackendNetwork, activities.BackendLLM)
 	case in.Attempt < 0:
 		return fmt.Errorf("attempt must be 0 or more, got %d", in.Attempt)
-	case in.ContinueEvery < 1:
-		return fmt.Errorf("continue-every must be at least 1, got %d", in.ContinueEvery)
-	case in.SandboxSeconds < 0:
-		return fmt.Errorf("sandbox-seconds budget must be 0 (none) or positive, got %v", in.SandboxSeconds)
-	case in.Instrumenter != "" && in.Instrumenter != InstrumenterNone:
-		return fmt.Errorf("instrumenter must be empty (the worker's) or %s, got %q", InstrumenterNone, in.Instrumenter)
-	case in.Backend != "" && in.Backend != activities.BackendNetwork && in.Backend != activities.BackendLLM:
-		return fmt.Errorf("policy backend must be %s or %s, got %q", activities.BackendNetwork, activities.BackendLLM, in.Backend)
 	}
-	_, err := reward.Scheme(in.Reward)
-	return err
+	return in.Settings.Validate()
 }
 
 // Split returns where rewards and selection are computed.
 func (in TrainInput) Split() tasks.SplitName {
-	if in.Protocol == ProtocolPaper {
+	if in.Protocol == settings.Paper {
 		return tasks.SplitTest
 	}
 	return tasks.SplitValidation
@@ -266,7 +198,7 @@ func (r *trainRun) start(ctx workflow.Context) error {
 	default:
 		var init activities.InitPolicyResult
 		if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "warm-start policy for %s", in.Task), r.acts.InitPolicy, activities.InitPolicyInput{
-			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO, Init: in.Init, Backend: in.Backend, LLM: in.LLM}).Get(ctx, &init); err != nil {
+			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO, Init: string(in.Init), Backend: string(in.Backend), LLM: in.LLM}).Get(ctx, &init); err != nil {
 			return err
 		}
 		r.st.Checkpoint, r.st.Task = init.Checkpoint, init.Task
@@ -305,7 +237,7 @@ func (r *trainRun) sample(ctx workflow.Context, summary string, in activities.Sa
 		return refs, nil
 	}
 	err := workflow.ExecuteActivity(summarised(ctx, r.opts.instrument, "instrument %d programs (%s...)", len(in.IDs), in.IDs[0]), r.acts.InstrumentPrograms,
-		activities.InstrumentInput{Run: r.in.Run, SampleIDs: in.IDs, Off: r.in.Instrumenter == InstrumenterNone}).Get(ctx, nil)
+		activities.InstrumentInput{Run: r.in.Run, SampleIDs: in.IDs, Off: r.in.Instrumenter == settings.InstrumenterNone}).Get(ctx, nil)
 	return refs, err
 }
 

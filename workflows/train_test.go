@@ -17,13 +17,13 @@ import (
 
 	"mlerl/activities"
 	"mlerl/model"
-	"mlerl/model/ppo"
+	"mlerl/settings"
 )
 
 func input() TrainInput {
-	return TrainInput{Run: "r", Task: "leaf-classification", Iterations: 3, Batch: 4, Oversample: 2,
-		Protocol: ProtocolLeakFree, Seed: 1, EvalSamples: 2, StalenessIterations: 2, BufferCapacity: 8,
-		ImproveFraction: 0.5, ExecTimeout: time.Hour, ContinueEvery: 100, Policy: model.DefaultConfig(), PPO: ppo.Paper()}
+	s := settings.Defaults()
+	s.Iterations, s.Batch, s.Oversample, s.EvalSamples, s.StalenessIterations, s.BufferCapacity, s.ContinueEvery = 3, 4, 2, 2, 2, 8, 100
+	return TrainInput{Run: "r", Task: "leaf-classification", Settings: s, ExecTimeout: time.Hour}
 }
 
 // fakeRun mocks every activity; executions take a duration that depends on the sample so that
@@ -280,24 +280,23 @@ func TestTrainRejectsBadInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "batch must be at least 1") {
 		t.Fatalf("want a clear bad-input error, got %v", err)
 	}
-	in = input()
-	in.Reward = "clipped"
-	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "reward must be paper or bounded") {
-		t.Fatalf("an unknown reward scheme: %v", err)
-	}
-	in = input()
-	in.RedrawRepeats = -1
-	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "redraw repeats") {
-		t.Fatalf("negative redraw repeats: %v", err)
-	}
-	in.RedrawRepeats, in.Backend = 2, activities.BackendLLM
-	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "network policy only") {
-		t.Fatalf("redraw repeats with the llm backend: %v", err)
-	}
-	in = input()
-	in.RewardFolds, in.Protocol = 3, ProtocolPaper
-	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "reward folds") {
-		t.Fatalf("reward folds on the test split: %v", err)
+	// The settings' own rules are tested in package settings; these are the input's.
+	for _, c := range []struct {
+		name string
+		edit func(*TrainInput)
+		want string
+	}{
+		{"no run id", func(in *TrainInput) { in.Run = "" }, "run id is empty"},
+		{"no task", func(in *TrainInput) { in.Task = "" }, "task is empty"},
+		{"no exec timeout", func(in *TrainInput) { in.ExecTimeout = 0 }, "exec timeout must be positive"},
+		{"negative attempt", func(in *TrainInput) { in.Attempt = -1 }, "attempt must be 0 or more"},
+		{"a bad setting", func(in *TrainInput) { in.Reward = "clipped" }, "reward must be paper or bounded"},
+	} {
+		in := input()
+		c.edit(&in)
+		if err := in.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
 	}
 }
 

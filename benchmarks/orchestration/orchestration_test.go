@@ -25,9 +25,8 @@ import (
 	"mlerl/artifacts"
 	"mlerl/instrument"
 	"mlerl/internal/testenv"
-	"mlerl/model"
-	"mlerl/model/ppo"
 	"mlerl/sandbox"
+	"mlerl/settings"
 	"mlerl/tasks"
 	"mlerl/worker"
 	"mlerl/workflows"
@@ -110,10 +109,9 @@ func runTraining(t *testing.T, sb *timedSandbox, slots, batch, oversample, itera
 		t.Fatal(err)
 	}
 	defer ws.Stop()
-	in := workflows.TrainInput{Run: "bench", Task: "leaf-classification", Iterations: iterations, Batch: batch,
-		Oversample: oversample, Protocol: workflows.ProtocolLeakFree, Seed: 1, EvalSamples: 1, BufferCapacity: 16,
-		ImproveFraction: 0.5, ImproveFrom: activities.ImproveMixed, ExecTimeout: time.Hour, ContinueEvery: 100,
-		Policy: model.DefaultConfig(), PPO: ppo.Paper(), SampleAtIterationStart: atStart}
+	s := settings.Defaults()
+	s.Iterations, s.Batch, s.Oversample, s.EvalSamples, s.ContinueEvery, s.SampleAtIterationStart = iterations, batch, oversample, 1, 100, atStart
+	in := workflows.TrainInput{Run: "bench", Task: "leaf-classification", Settings: s, ExecTimeout: time.Hour}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-%d", time.Now().UnixNano()),
 		TaskQueue: activities.WorkflowQueue}, workflows.Train, in)
 	if err != nil {

@@ -29,30 +29,36 @@ type Config struct {
 	WhitenAdv      bool    `yaml:"whiten_advantages"`
 	// RewardShaping is what the update does to the batch's rewards before GAE, by name:
 	// "none" (or empty) uses them as they are, "rank" replaces them by centred ranks (Ranks).
-	RewardShaping string `yaml:"reward_shaping"`
+	RewardShaping Shaping `yaml:"reward_shaping"`
 	// Advantage is the advantage estimator, by name: "gae" (or empty) for GAE against the value
 	// head, "risk-seeking" for RiskSeeking with RiskEpsilon.
-	Advantage   string  `yaml:"advantage"`
-	RiskEpsilon float64 `yaml:"risk_epsilon"` // risk-seeking: the top fraction of each batch that is learnt from
+	Advantage   AdvantageEstimator `yaml:"advantage"`
+	RiskEpsilon float64            `yaml:"risk_epsilon"` // risk-seeking: the top fraction of each batch that is learnt from
 }
+
+// Shaping is what the update does to a batch's rewards before its advantages.
+type Shaping string
 
 // Reward shapings by name (Config.RewardShaping).
 const (
-	ShapingNone = "none"
-	ShapingRank = "rank"
+	ShapingNone Shaping = "none"
+	ShapingRank Shaping = "rank"
 )
 
 // Shapings lists the names Config.RewardShaping takes.
-var Shapings = []string{ShapingNone, ShapingRank}
+var Shapings = []Shaping{ShapingNone, ShapingRank}
+
+// AdvantageEstimator names how advantages are estimated.
+type AdvantageEstimator string
 
 // Advantage estimators by name (Config.Advantage).
 const (
-	AdvantageGAE         = "gae"
-	AdvantageRiskSeeking = "risk-seeking"
+	AdvantageGAE         AdvantageEstimator = "gae"
+	AdvantageRiskSeeking AdvantageEstimator = "risk-seeking"
 )
 
 // Advantages lists the names Config.Advantage takes.
-var Advantages = []string{AdvantageGAE, AdvantageRiskSeeking}
+var Advantages = []AdvantageEstimator{AdvantageGAE, AdvantageRiskSeeking}
 
 // Paper returns the paper's settings where they apply to a small network; the learning rate is
 // larger than the paper's 1e-5 because our network is trained from a small warm start rather
@@ -115,7 +121,7 @@ func MeanStd(x []float64) (float64, float64) {
 }
 
 // ShapeRewards applies the named shaping to one batch's rewards.
-func ShapeRewards(rewards []float64, shaping string) []float64 {
+func ShapeRewards(rewards []float64, shaping Shaping) []float64 {
 	if shaping == ShapingRank {
 		return Ranks(rewards)
 	}
@@ -278,29 +284,57 @@ func AdamStep(params, grad []float64, st *Adam, lr float64) {
 	}
 }
 
+// FieldError names the setting (by its YAML key) PPO cannot run with and why.
+type FieldError struct {
+	Field, Problem string
+}
+
+func (e *FieldError) Error() string { return e.Field + " " + e.Problem }
+
 // Validate names the first setting PPO cannot run with.
 func (c Config) Validate() error {
+	bad := func(field, format string, a ...any) error {
+		return &FieldError{Field: field, Problem: fmt.Sprintf(format, a...)}
+	}
 	switch {
-	case c.Gamma < 0 || c.Gamma > 1 || c.Lambda < 0 || c.Lambda > 1:
-		return fmt.Errorf("gamma and lambda must be in [0, 1], got %v and %v", c.Gamma, c.Lambda)
+	case c.Gamma < 0 || c.Gamma > 1:
+		return bad("gamma", "must be in [0, 1], got %v", c.Gamma)
+	case c.Lambda < 0 || c.Lambda > 1:
+		return bad("lambda", "must be in [0, 1], got %v", c.Lambda)
 	case c.ClipRatio <= 0 || c.ClipRatio >= 1:
-		return fmt.Errorf("clip_ratio must be in (0, 1), got %v", c.ClipRatio)
-	case c.ValueClip < 0 || c.ValueCoef < 0 || c.EntropyCoef < 0 || c.KLCoef < 0:
-		return fmt.Errorf("value_clip, value_coef, entropy_coef and kl_coef must not be negative")
+		return bad("clip_ratio", "must be in (0, 1), got %v", c.ClipRatio)
+	case c.ValueClip < 0:
+		return bad("value_clip", "must not be negative, got %v", c.ValueClip)
+	case c.ValueCoef < 0:
+		return bad("value_coef", "must not be negative, got %v", c.ValueCoef)
+	case c.EntropyCoef < 0:
+		return bad("entropy_coef", "must not be negative, got %v", c.EntropyCoef)
+	case c.KLCoef < 0:
+		return bad("kl_coef", "must not be negative, got %v", c.KLCoef)
 	case c.KLEstimator != "k1" && c.KLEstimator != "k3":
-		return fmt.Errorf("kl_estimator must be k1 or k3, got %q", c.KLEstimator)
+		return bad("kl_estimator", "must be k1 or k3, got %q", c.KLEstimator)
 	case c.MaxGradNorm <= 0:
-		return fmt.Errorf("max_grad_norm must be positive, got %v", c.MaxGradNorm)
+		return bad("max_grad_norm", "must be positive, got %v", c.MaxGradNorm)
 	case c.LearningRate < 0:
-		return fmt.Errorf("learning_rate must not be negative (0: never update), got %v", c.LearningRate)
+		return bad("learning_rate", "must not be negative (0: never update), got %v", c.LearningRate)
 	case c.RewardShaping != "" && !slices.Contains(Shapings, c.RewardShaping):
-		return fmt.Errorf("reward_shaping must be %s, got %q", strings.Join(Shapings, " or "), c.RewardShaping)
+		return bad("reward_shaping", "must be %s, got %q", joinNames(Shapings), c.RewardShaping)
 	case c.Advantage != "" && !slices.Contains(Advantages, c.Advantage):
-		return fmt.Errorf("advantage must be %s, got %q", strings.Join(Advantages, " or "), c.Advantage)
+		return bad("advantage", "must be %s, got %q", joinNames(Advantages), c.Advantage)
 	case c.Advantage == AdvantageRiskSeeking && (c.RiskEpsilon <= 0 || c.RiskEpsilon > 1):
-		return fmt.Errorf("risk_epsilon must be in (0, 1] for the risk-seeking advantage, got %v", c.RiskEpsilon)
-	case c.Epochs < 1 || c.Minibatches < 1:
-		return fmt.Errorf("epochs and minibatches must be at least 1, got %d and %d", c.Epochs, c.Minibatches)
+		return bad("risk_epsilon", "must be in (0, 1] for the risk-seeking advantage, got %v", c.RiskEpsilon)
+	case c.Epochs < 1:
+		return bad("epochs", "must be at least 1, got %d", c.Epochs)
+	case c.Minibatches < 1:
+		return bad("minibatches", "must be at least 1, got %d", c.Minibatches)
 	}
 	return nil
+}
+
+func joinNames[T ~string](names []T) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, " or ")
 }

@@ -205,7 +205,7 @@ func TestRanks(t *testing.T) {
 func TestShapeRewards(t *testing.T) {
 	in := []float64{-10, -0.5, -0.1}
 	cases := []struct {
-		shaping string
+		shaping Shaping
 		want    []float64
 	}{
 		{"", in},
@@ -228,7 +228,7 @@ func TestValidateNamesABadShaping(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "reward_shaping") {
 		t.Fatalf("got %v, want an error naming reward_shaping", err)
 	}
-	for _, ok := range []string{"", ShapingNone, ShapingRank} {
+	for _, ok := range []Shaping{"", ShapingNone, ShapingRank} {
 		c.RewardShaping = ok
 		if err := c.Validate(); err != nil {
 			t.Fatalf("%q: %v", ok, err)
@@ -280,7 +280,7 @@ func TestRiskSeeking(t *testing.T) {
 
 func TestValidateNamesABadAdvantage(t *testing.T) {
 	cases := []struct {
-		advantage string
+		advantage AdvantageEstimator
 		eps       float64
 		wantErr   string
 	}{

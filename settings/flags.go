@@ -1,0 +1,81 @@
+package settings
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Register binds every setting that has a flag to fs, with s's current values as the
+// defaults `starter run -h` shows.
+func (s *Settings) Register(fs *flag.FlagSet) {
+	fs.IntVar(&s.Iterations, "iterations", s.Iterations, "RL iterations (PPO updates)")
+	fs.IntVar(&s.Batch, "batch", s.Batch, "B: completed executions per update")
+	fs.IntVar(&s.Oversample, "oversample", s.Oversample, "m: m*B executions are kept in flight")
+	fs.Float64Var(&s.SandboxSeconds, "sandbox-seconds", s.SandboxSeconds, "also end training at the first iteration where the training programs have used this many seconds of execution in all (--iterations is then a cap; 0: no such budget); matches a baseline to another run's sandbox time")
+	fs.IntVar(&s.EvalSamples, "eval-samples", s.EvalSamples, "K: final evaluation samples (scratch, then one improve each)")
+	fs.IntVar(&s.StalenessIterations, "staleness", s.StalenessIterations, "end executions sampled more than this many iterations ago, as timeouts with partial credit (0: never; the task's wall limit still applies). Cancelling slow programs biases the policy toward fast ones: see benchmarks/RESULTS.md")
+	fs.IntVar(&s.BufferCapacity, "buffer", s.BufferCapacity, "capacity of the self-improve buffer (half best, half recent)")
+	fs.BoolVar(&s.SampleAtIterationStart, "sample-at-iteration-start", s.SampleAtIterationStart, "sample only when an iteration starts instead of replacing each finished program at once (with --oversample 1: the synchronous wait-for-all baseline)")
+	fs.IntVar(&s.ContinueEvery, "continue-every", s.ContinueEvery, "iterations per workflow history segment (continue-as-new)")
+	fs.Float64Var(&s.ImproveFraction, "improve-fraction", s.ImproveFraction, "share of training prompts that improve a previous solution")
+	enumVar(fs, &s.ImproveFrom, "improve-from", "which previous solution improve prompts build on: mixed (the buffer's best and most recent halves), best, recent, failed-close (failed programs that got furthest)")
+	enumVar(fs, &s.Init, "init", "initial policy: warm-start (behaviour cloning on a seeded corpus) or uniform (every action equally likely: the random-search baseline)")
+	enumVar(fs, &s.Backend, "policy", "network (the code-action network) or llm (a model at --policy-url, updated by the trainer at --trainer-url)")
+	fs.Float64Var(&s.PPO.LearningRate, "learning-rate", s.PPO.LearningRate, "PPO's Adam learning rate (0: never update, the static-policy baseline)")
+	enumVar(fs, &s.Protocol, "protocol", "leak-free (rewards on a validation split) or paper (rewards on the test split)")
+	fs.StringVar(&s.Reward, "reward", s.Reward, "reward scheme: paper (a failed program -10 + 0.1 per marker, a valid one its signed score) or bounded (the same, but a valid submission never below the best failure)")
+	fs.IntVar(&s.RewardFolds, "reward-folds", s.RewardFolds, "leak-free: run each program on this many of the task's validation folds and reward the mean score (a program must be right on more held-out rows to win; valid programs cost that many runs)")
+	fs.IntVar(&s.RedrawRepeats, "redraw-repeats", s.RedrawRepeats, "draw a training program again, up to this many times, when the run has already sampled the identical program (its result is known, so running it again wastes budget); 0 keeps every draw")
+	fs.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the warm start, the samples and the updates")
+	fs.Var(negatedBool{&s.PPO.DurationWeight}, "no-duration-weight", "turn off the duration-aware gradient weight (ablation)")
+	enumVar(fs, &s.PPO.RewardShaping, "reward-shaping", "what PPO does to each batch's rewards before its advantages: none, or rank (centred ranks: only the order counts, so crashes do not drown the differences between valid programs)")
+	enumVar(fs, &s.PPO.Advantage, "advantage", "PPO's advantage estimator: gae (against the value head: maximises the mean reward), or risk-seeking (learn only from each batch's top --risk-epsilon, against its quantile: maximises the best program; best with --reward-shaping rank)")
+	fs.Float64Var(&s.PPO.RiskEpsilon, "risk-epsilon", s.PPO.RiskEpsilon, "with --advantage risk-seeking: the top share of each batch that is learnt from")
+}
+
+// Names lists the flags Register binds: a preset's values give way to these when given.
+func Names() []string {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	s := Defaults()
+	s.Register(fs)
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	slices.Sort(names)
+	return names
+}
+
+// enumVar binds a flag to a string-typed setting; Validate checks the value.
+func enumVar[T ~string](fs *flag.FlagSet, p *T, name, usage string) {
+	fs.Var(&enumValue[T]{p}, name, usage)
+}
+
+type enumValue[T ~string] struct{ p *T }
+
+func (v *enumValue[T]) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return string(*v.p)
+}
+func (v *enumValue[T]) Set(s string) error { *v.p = T(s); return nil }
+
+// negatedBool is a flag that turns a setting off: --no-duration-weight clears DurationWeight.
+type negatedBool struct{ p *bool }
+
+func (b negatedBool) IsBoolFlag() bool { return true }
+func (b negatedBool) String() string {
+	if b.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(!*b.p)
+}
+func (b negatedBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("not a boolean: %q", s)
+	}
+	*b.p = !v
+	return nil
+}

@@ -1,0 +1,189 @@
+// Package settings declares a training run's settings once: the `starter run` flags, the
+// presets, the Train workflow's input and the experiment specs (whose arms are run flags) all
+// use this struct, its defaults and its one validation.
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"mlerl/model/ppo"
+	"mlerl/reward"
+)
+
+// Protocol says where rewards come from and how the final program is chosen.
+type Protocol string
+
+const (
+	LeakFree Protocol = "leak-free" // rewards from a validation split; test answers only for the report
+	Paper    Protocol = "paper"     // rewards and selection on the test split, as the paper did
+)
+
+// Protocols lists the protocols.
+var Protocols = []Protocol{LeakFree, Paper}
+
+// ImproveFrom is which previous solution an improve prompt builds on.
+type ImproveFrom string
+
+const (
+	ImproveMixed       ImproveFrom = "mixed"        // uniform over the buffer: its best half and its most recent half
+	ImproveBest        ImproveFrom = "best"         // one of the highest-reward entries
+	ImproveRecent      ImproveFrom = "recent"       // one of the newest entries
+	ImproveFailedClose ImproveFrom = "failed-close" // a failed program that got furthest (most markers)
+)
+
+// ImproveStrategies lists the ImproveFrom values.
+var ImproveStrategies = []ImproveFrom{ImproveMixed, ImproveBest, ImproveRecent, ImproveFailedClose}
+
+// Init is the policy a run starts from.
+type Init string
+
+const (
+	InitWarmStart Init = "warm-start" // behaviour cloning on a seeded corpus (the default)
+	InitUniform   Init = "uniform"    // every option equally likely: the random-search baseline
+)
+
+// Inits lists the initial policies.
+var Inits = []Init{InitWarmStart, InitUniform}
+
+// Backend is what the policy is.
+type Backend string
+
+const (
+	BackendNetwork Backend = "network" // the gorgonia network over code actions (package model)
+	BackendLLM     Backend = "llm"     // a language model behind an OpenAI-compatible server
+)
+
+// Backends lists the policy backends.
+var Backends = []Backend{BackendNetwork, BackendLLM}
+
+// InstrumenterNone turns instrumentation off for a run (Settings.Instrumenter).
+const InstrumenterNone = "none"
+
+// Policy configures the code-action network and how it samples.
+type Policy struct {
+	Hidden      int     `json:"hidden" yaml:"hidden"`
+	Temperature float64 `json:"temperature" yaml:"temperature"`
+	TopP        float64 `json:"top_p" yaml:"top_p"`
+}
+
+// Settings is everything that decides what a training run does (not where it runs). The JSON
+// names are the Train workflow input's (histories of running workflows hold them); the YAML
+// names are a preset's `run:` section.
+type Settings struct {
+	Iterations  int      `json:"iterations" yaml:"iterations"`
+	Batch       int      `json:"batch" yaml:"batch"`           // B: samples per update
+	Oversample  int      `json:"oversample" yaml:"oversample"` // m: m*B executions in flight
+	Protocol    Protocol `json:"protocol" yaml:"protocol"`
+	RewardFolds int      `json:"reward_folds,omitempty" yaml:"reward_folds"` // leak-free: validation folds whose mean score is the reward
+	Reward      string   `json:"reward,omitempty" yaml:"reward"`             // reward scheme (reward.Schemes); "" is the paper's
+	Seed        uint64   `json:"seed" yaml:"seed"`
+	EvalSamples int      `json:"eval_samples" yaml:"eval_samples"` // K for best-of-K
+	// StalenessIterations ends executions sampled more than this many iterations ago (0: never).
+	StalenessIterations int         `json:"staleness_iterations" yaml:"staleness_iterations"`
+	BufferCapacity      int         `json:"buffer_capacity" yaml:"buffer_capacity"`
+	ImproveFraction     float64     `json:"improve_fraction" yaml:"improve_fraction"`
+	ImproveFrom         ImproveFrom `json:"improve_from" yaml:"improve_from"`
+	RedrawRepeats       int         `json:"redraw_repeats,omitempty" yaml:"redraw_repeats"` // redraws of a training program the run already sampled
+	ContinueEvery       int         `json:"continue_every" yaml:"continue_every"`           // iterations per history segment
+	// SampleAtIterationStart samples only when an iteration starts instead of replacing each
+	// finished program at once; with Oversample 1 it is the synchronous wait-for-all baseline.
+	SampleAtIterationStart bool   `json:"sample_at_iteration_start,omitempty" yaml:"sample_at_iteration_start"`
+	Policy                 Policy `json:"policy" yaml:"-"`
+	Init                   Init   `json:"init,omitempty" yaml:"init"`
+	// Backend is the policy: network (default, the code-action network) or llm (a model
+	// server sampled with LLM, updated by a trainer service).
+	Backend Backend    `json:"backend,omitempty" yaml:"backend"`
+	PPO     ppo.Config `json:"ppo" yaml:"-"`
+	// SandboxSeconds, when positive, ends training at the first iteration boundary where the
+	// finished training programs have used this much execution time (Iterations is then a cap):
+	// a baseline matched to another arm's sandbox time rather than its number of programs.
+	SandboxSeconds float64 `json:"sandbox_seconds,omitempty" yaml:"sandbox_seconds"`
+	// Instrumenter "none" runs programs without progress prints (the instrumentation ablation);
+	// "" uses the worker's instrumenter.
+	Instrumenter string `json:"instrumenter,omitempty" yaml:"-"`
+}
+
+// Defaults are the platform's settings (the paper's where they apply to a small network;
+// benchmarks/RESULTS.md says where and why they differ).
+func Defaults() Settings {
+	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: 1, Reward: "paper", Seed: 1,
+		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveMixed, ContinueEvery: 10,
+		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: ppo.Paper()}
+}
+
+// ppoFlags names the flag of each PPO setting that has one (the rest come from presets).
+var ppoFlags = map[string]string{"learning_rate": "learning-rate", "duration_weight": "no-duration-weight",
+	"reward_shaping": "reward-shaping", "advantage": "advantage", "risk_epsilon": "risk-epsilon"}
+
+// Validate names the first setting a run cannot start with, by its flag (or its preset key
+// where it has no flag), and what to do instead.
+func (s Settings) Validate() error {
+	switch {
+	case s.Iterations < 1:
+		return fmt.Errorf("--iterations must be at least 1, got %d", s.Iterations)
+	case s.Batch < 1:
+		return fmt.Errorf("--batch must be at least 1, got %d", s.Batch)
+	case s.Oversample < 1:
+		return fmt.Errorf("--oversample must be at least 1 (m*B executions stay in flight), got %d", s.Oversample)
+	case s.EvalSamples < 1:
+		return fmt.Errorf("--eval-samples must be at least 1, got %d", s.EvalSamples)
+	case s.ContinueEvery < 1:
+		return fmt.Errorf("--continue-every must be at least 1, got %d", s.ContinueEvery)
+	case !slices.Contains(Protocols, s.Protocol):
+		return fmt.Errorf("--protocol must be %s, got %q", join(Protocols), s.Protocol)
+	case s.RewardFolds < 1:
+		return fmt.Errorf("--reward-folds must be at least 1, got %d", s.RewardFolds)
+	case s.RewardFolds > 1 && s.Protocol != LeakFree:
+		return fmt.Errorf("--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", s.RewardFolds, LeakFree, LeakFree)
+	case s.RedrawRepeats < 0:
+		return fmt.Errorf("--redraw-repeats must be 0 (keep every draw) or more, got %d", s.RedrawRepeats)
+	case s.StalenessIterations < 0:
+		return fmt.Errorf("--staleness must be 0 (never) or more, got %d", s.StalenessIterations)
+	case s.BufferCapacity < 0:
+		return fmt.Errorf("--buffer must not be negative, got %d", s.BufferCapacity)
+	case !slices.Contains(Backends, s.Backend):
+		return fmt.Errorf("--policy must be %s, got %q", join(Backends), s.Backend)
+	case s.RedrawRepeats > 0 && s.Backend == BackendLLM:
+		return fmt.Errorf("--redraw-repeats applies to the %s policy, whose programs come from code actions; drop it with --policy %s", BackendNetwork, BackendLLM)
+	case !slices.Contains(Inits, s.Init):
+		return fmt.Errorf("--init must be %s, got %q", join(Inits), s.Init)
+	case !slices.Contains(ImproveStrategies, s.ImproveFrom):
+		return fmt.Errorf("--improve-from must be %s, got %q", join(ImproveStrategies), s.ImproveFrom)
+	case s.ImproveFraction < 0 || s.ImproveFraction > 1:
+		return fmt.Errorf("--improve-fraction must be in [0, 1], got %v", s.ImproveFraction)
+	case s.SandboxSeconds < 0:
+		return fmt.Errorf("--sandbox-seconds must be 0 (no such budget) or positive, got %v", s.SandboxSeconds)
+	case s.Instrumenter != "" && s.Instrumenter != InstrumenterNone:
+		return fmt.Errorf("a run's instrumenter must be empty (the worker's) or %s, got %q", InstrumenterNone, s.Instrumenter)
+	case s.Policy.Temperature <= 0 || s.Policy.TopP <= 0 || s.Policy.TopP > 1 || s.Policy.Hidden < 1:
+		return fmt.Errorf("policy: temperature must be positive, top_p in (0, 1] and hidden at least 1, got %+v", s.Policy)
+	}
+	if _, err := reward.Scheme(s.Reward); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	if err := s.PPO.Validate(); err != nil {
+		var fe *ppo.FieldError
+		if errors.As(err, &fe) {
+			if name, ok := ppoFlags[fe.Field]; ok {
+				return fmt.Errorf("--%s (ppo.%s) %s", name, fe.Field, fe.Problem)
+			}
+			return fmt.Errorf("ppo.%s %s", fe.Field, fe.Problem)
+		}
+		return fmt.Errorf("ppo: %w", err)
+	}
+	return nil
+}
+
+func join[T ~string](vs []T) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = string(v)
+	}
+	if len(s) < 3 {
+		return strings.Join(s, " or ")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}

@@ -1,0 +1,137 @@
+package settings
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"mlerl/model/ppo"
+)
+
+func TestDefaultsAreValid(t *testing.T) {
+	if err := Defaults().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every rule names the flag a user types (or the preset key where there is none).
+func TestValidateNamesTheSetting(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Settings)
+		want string
+	}{
+		{"zero iterations", func(s *Settings) { s.Iterations = 0 }, "--iterations must be at least 1"},
+		{"zero batch", func(s *Settings) { s.Batch = 0 }, "--batch must be at least 1"},
+		{"zero oversample", func(s *Settings) { s.Oversample = 0 }, "--oversample must be at least 1"},
+		{"zero eval samples", func(s *Settings) { s.EvalSamples = 0 }, "--eval-samples must be at least 1"},
+		{"zero continue-every", func(s *Settings) { s.ContinueEvery = 0 }, "--continue-every must be at least 1"},
+		{"bad protocol", func(s *Settings) { s.Protocol = "test" }, "--protocol must be leak-free or paper"},
+		{"zero reward folds", func(s *Settings) { s.RewardFolds = 0 }, "--reward-folds must be at least 1"},
+		{"reward folds on the test split", func(s *Settings) { s.RewardFolds, s.Protocol = 2, Paper }, "only the leak-free protocol uses"},
+		{"negative redraws", func(s *Settings) { s.RedrawRepeats = -1 }, "--redraw-repeats must be 0"},
+		{"negative staleness", func(s *Settings) { s.StalenessIterations = -1 }, "--staleness must be 0"},
+		{"negative buffer", func(s *Settings) { s.BufferCapacity = -1 }, "--buffer must not be negative"},
+		{"unknown backend", func(s *Settings) { s.Backend = "gpt" }, "--policy must be network or llm"},
+		{"redraws with an llm", func(s *Settings) { s.RedrawRepeats, s.Backend = 2, BackendLLM }, "drop it with --policy llm"},
+		{"unknown init", func(s *Settings) { s.Init = "zeros" }, "--init must be warm-start or uniform"},
+		{"unknown improve-from", func(s *Settings) { s.ImproveFrom = "worst" }, "--improve-from must be mixed, best, recent or failed-close"},
+		{"improve fraction above 1", func(s *Settings) { s.ImproveFraction = 1.5 }, "--improve-fraction must be in [0, 1]"},
+		{"negative sandbox budget", func(s *Settings) { s.SandboxSeconds = -1 }, "--sandbox-seconds must be 0"},
+		{"unknown per-run instrumenter", func(s *Settings) { s.Instrumenter = "ast" }, "instrumenter must be empty"},
+		{"zero top-p", func(s *Settings) { s.Policy.TopP = 0 }, "top_p in (0, 1]"},
+		{"unknown reward", func(s *Settings) { s.Reward = "clipped" }, "--reward must be paper or bounded"},
+		{"negative learning rate", func(s *Settings) { s.PPO.LearningRate = -1 }, "--learning-rate (ppo.learning_rate) must not be negative"},
+		{"unknown shaping", func(s *Settings) { s.PPO.RewardShaping = "ranked" }, "--reward-shaping (ppo.reward_shaping) must be none or rank"},
+		{"unknown advantage", func(s *Settings) { s.PPO.Advantage = "risky" }, "--advantage (ppo.advantage) must be gae or risk-seeking"},
+		{"risk-seeking with no share", func(s *Settings) { s.PPO.Advantage, s.PPO.RiskEpsilon = ppo.AdvantageRiskSeeking, 0 }, "--risk-epsilon (ppo.risk_epsilon) must be in (0, 1]"},
+		{"a ppo key without a flag", func(s *Settings) { s.PPO.ClipRatio = 2 }, "ppo.clip_ratio must be in (0, 1)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := Defaults()
+			c.edit(&s)
+			if err := s.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestFlagsSetEverySettingTheyName(t *testing.T) {
+	s := Defaults()
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	s.Register(fs)
+	err := fs.Parse([]string{"--iterations", "3", "--protocol", "paper", "--improve-from", "best", "--init", "uniform",
+		"--policy", "llm", "--no-duration-weight", "--reward-shaping", "rank", "--advantage", "risk-seeking",
+		"--risk-epsilon", "0.5", "--learning-rate", "0", "--sandbox-seconds", "120", "--seed", "9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Iterations != 3 || s.Protocol != Paper || s.ImproveFrom != ImproveBest || s.Init != InitUniform || s.Backend != BackendLLM ||
+		s.PPO.DurationWeight || s.PPO.RewardShaping != ppo.ShapingRank || s.PPO.Advantage != ppo.AdvantageRiskSeeking ||
+		s.PPO.RiskEpsilon != 0.5 || s.PPO.LearningRate != 0 || s.SandboxSeconds != 120 || s.Seed != 9 {
+		t.Fatalf("flags not applied: %+v", s)
+	}
+	// The defaults a user sees in -h are the platform's.
+	if d := fs.Lookup("batch").DefValue; d != "8" {
+		t.Errorf("--batch default %s", d)
+	}
+	if d := fs.Lookup("no-duration-weight").DefValue; d != "false" {
+		t.Errorf("--no-duration-weight default %s", d)
+	}
+	if !slices.Contains(Names(), "improve-from") || slices.Contains(Names(), "slots") {
+		t.Errorf("Names() = %v", Names())
+	}
+}
+
+func TestPaperPresetUnderFlags(t *testing.T) {
+	p, err := LoadPreset("paper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Settings
+	if s.PPO.LearningRate != 1e-5 || !s.PPO.DurationWeight || p.LLMMaxTokens != 1024 || s.Batch != 128 || s.Protocol != Paper ||
+		s.Iterations != Defaults().Iterations {
+		t.Fatalf("paper preset: %+v", p)
+	}
+	given := Defaults()
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	given.Register(fs)
+	if err := fs.Parse([]string{"--batch", "16", "--no-duration-weight", "--learning-rate", "0.002"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyFlags(fs); err != nil {
+		t.Fatal(err)
+	}
+	if s.Batch != 16 || s.PPO.DurationWeight || s.PPO.LearningRate != 0.002 || s.EvalSamples != 128 || s.Protocol != Paper {
+		t.Fatalf("flags over the preset: %+v", s)
+	}
+}
+
+func TestPresetFilesAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, yaml, want string }{
+		{"typo", "ppo:\n  clip_ration: 0.2\n", "field clip_ration not found"},
+		{"a run key that is not a setting", "run:\n  slots: 4\n", "field slots not found"},
+		{"bad clip", "ppo:\n  clip_ratio: 2\n", "ppo.clip_ratio must be in (0, 1)"},
+		{"bad estimator", "ppo:\n  kl_estimator: k2\n", "ppo.kl_estimator must be k1 or k3"},
+		{"bad shaping", "ppo:\n  reward_shaping: ranked\n", "ppo.reward_shaping) must be none or rank"},
+		{"bad advantage", "ppo:\n  advantage: ppo\n", "ppo.advantage) must be gae or risk-seeking"},
+		{"bad risk share", "ppo:\n  advantage: risk-seeking\n  risk_epsilon: 0\n", "ppo.risk_epsilon) must be in (0, 1]"},
+		{"bad top-p", "policy:\n  top_p: 0\n", "top_p in (0, 1]"},
+		{"bad run setting", "run:\n  protocol: test\n", "--protocol must be leak-free or paper"},
+		{"negative token cap", "llm:\n  max_tokens: -1\n", "llm.max_tokens must not be negative"},
+	} {
+		f := filepath.Join(dir, c.name+".yaml")
+		os.WriteFile(f, []byte(c.yaml), 0o644)
+		if _, err := LoadPreset(f); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), f) {
+			t.Errorf("%s: got %v, want an error naming the file and %q", c.name, err, c.want)
+		}
+	}
+	if _, err := LoadPreset("papr"); err == nil || !strings.Contains(err.Error(), "not a built-in preset (paper)") {
+		t.Errorf("unknown preset: %v", err)
+	}
+}
