@@ -163,7 +163,7 @@ func (p *Policy) ppoStep(rows []row, cfg ppo.Config) (Stats, error) {
 	dV := make([]float64, len(rows))
 	var st Stats
 	for i, r := range rows {
-		pg, dpg, clipped := ppo.PGLoss(out.logp[i], r.oldLogp, r.adv, r.weight, cfg.ClipRatio)
+		pg, dpg, _ := ppo.PGLoss(out.logp[i], r.oldLogp, r.adv, r.weight, cfg.ClipRatio)
 		kl, dkl := ppo.KL(out.logp[i], r.refLogp, cfg.KLEstimator)
 		vl, dv := ppo.VLoss(out.value[i], r.oldV, r.ret, cfg.ValueClip)
 		dLogp[i] = (dpg + cfg.KLCoef*dkl) / n
@@ -172,10 +172,8 @@ func (p *Policy) ppoStep(rows []row, cfg ppo.Config) (Stats, error) {
 		st.VLoss += vl / n
 		st.KL += kl / n
 		st.Entropy += out.entropy[i] / n
-		st.ApproxKL += (r.oldLogp - out.logp[i]) / n
-		if clipped {
-			st.ClipFrac += 1 / n
-		}
+		st.ApproxKL += ppo.ApproxKL(out.logp[i], r.oldLogp) / n
+		st.ClipFrac += ppo.ClipFrac(out.logp[i], r.oldLogp, cfg.ClipRatio) / n
 	}
 	grads, err := p.backward(rows, dLogp, dV, cfg.EntropyCoef/n)
 	if err != nil {

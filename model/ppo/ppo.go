@@ -229,6 +229,22 @@ func VLoss(v, oldV, ret, clip float64) (loss, dV float64) {
 	return 0.5 * b * b, 0
 }
 
+// ApproxKL is cleanrl's approx_kl for one token: the k3 estimate (r-1) - log r of KL(old || new),
+// with r = exp(logp - oldLogp); a diagnostic of how far an update moved the policy.
+func ApproxKL(logp, oldLogp float64) float64 {
+	logRatio := logp - oldLogp
+	return math.Expm1(logRatio) - logRatio
+}
+
+// ClipFrac counts one token toward cleanrl's clipfrac: its ratio left [1-clip, 1+clip],
+// whichever the advantage's sign.
+func ClipFrac(logp, oldLogp, clip float64) float64 {
+	if math.Abs(math.Exp(logp-oldLogp)-1) > clip {
+		return 1
+	}
+	return 0
+}
+
 // KL estimates KL(pi || ref) for a sampled token from the two log-probs and returns d/dlogp.
 // k1 is logp-ref; k3 is exp(ref-logp) - (ref-logp) - 1, unbiased and always non-negative.
 func KL(logp, refLogp float64, estimator string) (kl, dLogp float64) {

@@ -301,3 +301,27 @@ func TestValidateNamesABadAdvantage(t *testing.T) {
 		}
 	}
 }
+
+// The diagnostics as cleanrl's ppo.py computes them: approx_kl = mean((ratio-1) - log ratio),
+// clipfrac = mean(|ratio-1| > clip).
+func TestApproxKLAndClipFrac(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		logp, oldLogp  float64
+		wantKL, wantCF float64
+	}{
+		{"unchanged", -1, -1, 0, 0},
+		{"ratio 1.1 inside the clip", math.Log(1.1) - 1, -1, 0.1 - math.Log(1.1), 0},
+		{"ratio 1.3 outside", math.Log(1.3) - 2, -2, 0.3 - math.Log(1.3), 1},
+		{"ratio 0.7 outside below", math.Log(0.7), 0, -0.3 - math.Log(0.7), 1},
+		{"ratio 0.85 inside below", math.Log(0.85), 0, -0.15 - math.Log(0.85), 0},
+	} {
+		kl := ApproxKL(c.logp, c.oldLogp)
+		if math.Abs(kl-c.wantKL) > 1e-12 || kl < 0 {
+			t.Errorf("%s: approx_kl %v, want %v (never negative)", c.name, kl, c.wantKL)
+		}
+		if cf := ClipFrac(c.logp, c.oldLogp, 0.2); cf != c.wantCF {
+			t.Errorf("%s: clipfrac %v, want %v", c.name, cf, c.wantCF)
+		}
+	}
+}
