@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,8 +17,6 @@ import (
 	"mlerl/activities"
 	"mlerl/artifacts"
 	"mlerl/devserver"
-	"mlerl/sandbox"
-	"mlerl/tasks"
 	"mlerl/worker"
 	"mlerl/workflows"
 )
@@ -36,13 +35,7 @@ func dialRun(ctx context.Context, runDir string) (client.Client, runInfo, error)
 	if address == "" {
 		address = info.Address
 	}
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	opts, err := clientOptions(address, info.Namespace, info.TLS, devserver.Quiet)
-	if err != nil {
-		return nil, info, err
-	}
-	c, err := client.DialContext(dctx, opts)
+	c, err := dial(ctx, address, info.Namespace, info.TLS, devserver.Quiet, 5*time.Second)
 	if err != nil {
 		if info.External == "" {
 			return nil, info, fmt.Errorf("%w (last at %s): `starter resume %s` starts it and continues the run", errEmbeddedStopped, address, runDir)
@@ -256,25 +249,13 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	reg, err := tf.registry()
-	if err != nil {
-		return err
-	}
-	var sb sandbox.Sandbox
 	list := strings.Split(*roles, ",")
-	for _, r := range list {
-		if strings.TrimSpace(r) == worker.RoleExec {
-			if sb, err = sbf.open(ctx, tf.python); err != nil {
-				return err
-			}
-		}
-	}
-	ins, err := inf.open(tf.python)
-	if err != nil {
-		return err
+	for i := range list {
+		list[i] = strings.TrimSpace(list[i])
 	}
 	where := *runs
 	if !strings.Contains(where, "://") {
+		var err error
 		if where, err = filepath.Abs(where); err != nil {
 			return err
 		}
@@ -283,28 +264,18 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--runs: %w", err)
 	}
-	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	opts, err := clientOptions(*address, *namespace, tf2, devserver.Quiet)
+	deps := hostDeps{Sandbox: sbf, Instrument: inf, Policy: pf, Python: tf.python, DataDir: tf.dataDir, SpecFile: tf.specFile,
+		Exec: slices.Contains(list, worker.RoleExec)}
+	acts, err := deps.activities(ctx, store)
 	if err != nil {
-		cancel()
 		return err
 	}
-	c, err := client.DialContext(dctx, opts)
-	cancel()
+	c, err := dial(ctx, *address, *namespace, tf2, devserver.Quiet, 15*time.Second)
 	if err != nil {
 		return fmt.Errorf("Temporal is unreachable at %s: %w", *address, err)
 	}
 	defer c.Close()
-	policyLLM, trainer, err := pf.open()
-	if err != nil {
-		return err
-	}
-	acts := &activities.Activities{Runs: store, Sandbox: sb,
-		Instrumenter: ins, Tasks: reg, Layout: tasks.Layout{DataDir: tf.dataDir},
-		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work"), PolicyLLM: policyLLM, Trainer: trainer}
-	for i := range list {
-		list[i] = strings.TrimSpace(list[i])
-	}
+
 	ws, err := worker.Start(worker.Options{Client: c, Activities: acts, Slots: *slots, Roles: list})
 	if err != nil {
 		return err

@@ -237,28 +237,15 @@ func serveExperiment(ctx context.Context, dirArg string, out io.Writer) error {
 			return fmt.Errorf("another starter process serves this experiment's embedded server at %s, but its workflow is not running: end that process, then `starter experiment resume %s`", info.Address, dirArg)
 		}
 	}
-	sb, err := info.Sandbox.open(ctx, info.Python)
+	acts, err := info.deps().activities(ctx, artifacts.FSRuns{Root: filepath.Join(dir, experimentRunsDir)})
 	if err != nil {
 		return err
-	}
-	ins, err := info.Instrument.open(info.Python)
-	if err != nil {
-		return err
-	}
-	registry := tasks.Builtin()
-	if info.SpecFile != "" {
-		if _, err := registry.AddFile(info.SpecFile); err != nil {
-			return err
-		}
 	}
 	st, err := openStack(ctx, dir, &info, out)
 	if err != nil {
 		return err
 	}
 	defer st.close()
-	acts := &activities.Activities{Runs: artifacts.FSRuns{Root: filepath.Join(dir, experimentRunsDir)}, Sandbox: sb,
-		Instrumenter: ins, Tasks: registry, Layout: tasks.Layout{DataDir: info.DataDir},
-		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work")}
 	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots, Roles: info.Roles})
 	if err != nil {
 		return err

@@ -326,15 +326,7 @@ func openStack(ctx context.Context, runDir string, info *runInfo, out io.Writer)
 		}
 		address, info.UIURL = s.server.Address, s.server.WorkflowURL(info.WorkflowID)
 	}
-	dialCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	opts, err := clientOptions(address, info.Namespace, info.TLS, logger)
-	if err != nil {
-		cancel()
-		s.close()
-		return nil, err
-	}
-	s.client, err = client.DialContext(dialCtx, opts)
-	cancel()
+	s.client, err = dial(ctx, address, info.Namespace, info.TLS, logger, 15*time.Second)
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("Temporal is unreachable at %s: %w (is the server running and the address right?)", address, err)
@@ -376,38 +368,22 @@ func serve(ctx context.Context, runDirArg, address string, out io.Writer) error 
 			return attach(ctx, c, info, runDir, out)
 		}
 	}
-	sb, err := info.Sandbox.open(ctx, info.Python)
-	if err != nil {
-		return err
-	}
-	ins, err := info.Instrument.open(info.Python)
-	if err != nil {
-		return err
-	}
-	registry := tasks.Builtin()
-	if info.SpecFile != "" {
-		if _, err := registry.AddFile(info.SpecFile); err != nil {
-			return err
+	var runs artifacts.Runs = artifacts.FSRuns{Root: filepath.Dir(runDir)}
+	if info.Store != "" {
+		var err error
+		if runs, err = artifacts.OpenRuns(info.Store, os.Getenv); err != nil {
+			return fmt.Errorf("the run's store %s: %w", info.Store, err)
 		}
+	}
+	acts, err := info.deps().activities(ctx, runs)
+	if err != nil {
+		return err
 	}
 	st, err := openStack(ctx, runDir, &info, out)
 	if err != nil {
 		return &stackError{err}
 	}
 	defer st.close()
-	var runs artifacts.Runs = artifacts.FSRuns{Root: filepath.Dir(runDir)}
-	if info.Store != "" {
-		if runs, err = artifacts.OpenRuns(info.Store, os.Getenv); err != nil {
-			return fmt.Errorf("the run's store %s: %w", info.Store, err)
-		}
-	}
-	policyLLM, trainer, err := info.Policy.open()
-	if err != nil {
-		return err
-	}
-	acts := &activities.Activities{Runs: runs, Sandbox: sb,
-		Instrumenter: ins, Tasks: registry, Layout: tasks.Layout{DataDir: info.DataDir},
-		ScratchDir: filepath.Join(os.TempDir(), "mlerl-work"), PolicyLLM: policyLLM, Trainer: trainer}
 	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots,
 		Roles: info.Roles})
 	if err != nil {
@@ -525,13 +501,7 @@ func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows
 // checkReachable dials a Temporal cluster once, to refuse a wrong --temporal-address before
 // anything is written.
 func checkReachable(ctx context.Context, address, namespace string, tls tlsFlags) error {
-	opts, err := clientOptions(address, namespace, tls, devserver.Quiet)
-	if err != nil {
-		return err
-	}
-	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	c, err := client.DialContext(dctx, opts)
+	c, err := dial(ctx, address, namespace, tls, devserver.Quiet, 15*time.Second)
 	if err != nil {
 		return fmt.Errorf("Temporal is unreachable at %s: %w: check --temporal-address (host:port of the cluster's frontend, e.g. 127.0.0.1:7233) or leave it out to use the embedded server; nothing was written", address, err)
 	}

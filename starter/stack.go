@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+
+	"mlerl/activities"
+	"mlerl/artifacts"
+	"mlerl/sandbox"
+	"mlerl/tasks"
+)
+
+// hostDeps are what the activities need from the host they run on: the sandbox, the
+// instrumenter, the tasks and their data, and an llm policy's servers. run.json records them
+// for a run's own worker; `starter worker` takes them as flags.
+type hostDeps struct {
+	Sandbox    sandboxFlags
+	Instrument instrumenterFlags
+	Policy     policyFlags
+	Python     string
+	DataDir    string
+	SpecFile   string // a user's task spec, added to the built-in tasks
+	// Exec: this worker runs programs, so it opens the sandbox.
+	Exec bool
+}
+
+// deps are the host dependencies a run's (or experiment's) own worker uses.
+func (info runInfo) deps() hostDeps {
+	return hostDeps{Sandbox: info.Sandbox, Instrument: info.Instrument, Policy: info.Policy,
+		Python: info.Python, DataDir: info.DataDir, SpecFile: info.SpecFile, Exec: true}
+}
+
+// activities builds the activities a worker serves over the runs' artifact store: the one
+// place the starter composes them.
+func (d hostDeps) activities(ctx context.Context, runs artifacts.Runs) (*activities.Activities, error) {
+	var sb sandbox.Sandbox
+	var err error
+	if d.Exec {
+		if sb, err = d.Sandbox.open(ctx, d.Python); err != nil {
+			return nil, err
+		}
+	}
+	ins, err := d.Instrument.open(d.Python)
+	if err != nil {
+		return nil, err
+	}
+	registry := tasks.Builtin()
+	if d.SpecFile != "" {
+		if _, err := registry.AddFile(d.SpecFile); err != nil {
+			return nil, err
+		}
+	}
+	policyLLM, trainer, err := d.Policy.open()
+	if err != nil {
+		return nil, err
+	}
+	return &activities.Activities{Runs: runs, Sandbox: sb, Instrumenter: ins, Tasks: registry,
+		Layout: tasks.Layout{DataDir: d.DataDir}, ScratchDir: filepath.Join(os.TempDir(), "mlerl-work"),
+		PolicyLLM: policyLLM, Trainer: trainer}, nil
+}
+
+// dial connects to a Temporal frontend, giving up after timeout: the one place the starter
+// dials. Callers say what the failure means for them.
+func dial(ctx context.Context, address, namespace string, tls tlsFlags, logger log.Logger, timeout time.Duration) (client.Client, error) {
+	opts, err := clientOptions(address, namespace, tls, logger)
+	if err != nil {
+		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return client.DialContext(dctx, opts)
+}
