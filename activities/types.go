@@ -12,14 +12,6 @@ import (
 	"mlerl/tasks"
 )
 
-// Task queues: workflows, sandbox executions (worker concurrency = sandbox slots), and the
-// "gpu" queue for sampling and PPO updates.
-const (
-	WorkflowQueue = "mlerl-workflows"
-	ExecQueue     = "mlerl-exec"
-	GPUQueue      = "mlerl-gpu"
-)
-
 // ErrBadInput is the error type of non-retryable failures caused by bad input.
 const ErrBadInput = "BadInput"
 

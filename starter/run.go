@@ -26,6 +26,7 @@ import (
 	"mlerl/settings"
 	"mlerl/tasks"
 	"mlerl/worker"
+	"mlerl/worker/queues"
 	"mlerl/workflows"
 )
 
@@ -395,7 +396,7 @@ func serve(ctx context.Context, runDirArg, address string, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	_, err = st.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: info.WorkflowID, TaskQueue: activities.WorkflowQueue,
+	_, err = st.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: info.WorkflowID, TaskQueue: queues.Workflows,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    reuse,
 		Memo:                     map[string]any{"task": info.Task, "run": info.Input.Run, "protocol": info.Input.Protocol}},

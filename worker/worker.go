@@ -9,6 +9,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"mlerl/activities"
+	"mlerl/worker/queues"
 	"mlerl/workflows"
 )
 
@@ -41,7 +42,7 @@ func Start(o Options) (*Workers, error) {
 		var w sdkworker.Worker
 		switch role {
 		case RoleWorkflows:
-			w = sdkworker.New(o.Client, activities.WorkflowQueue, sdkworker.Options{})
+			w = sdkworker.New(o.Client, queues.Workflows, sdkworker.Options{})
 			w.RegisterWorkflow(workflows.Train)
 			w.RegisterWorkflow(workflows.Experiment)
 			w.RegisterActivity(a.Report)
@@ -49,13 +50,13 @@ func Start(o Options) (*Workers, error) {
 			w.RegisterActivity(a.SaveState)
 			w.RegisterActivity(a.LoadState)
 		case RoleExec:
-			w = sdkworker.New(o.Client, activities.ExecQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.Slots})
+			w = sdkworker.New(o.Client, queues.Exec, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.Slots})
 			w.RegisterActivity(a.InstrumentPrograms)
 			w.RegisterActivity(a.ExecuteProgram)
 			w.RegisterActivity(a.FinalGrade)
 		case RoleGPU:
 			// One update at a time: the policy is a single set of weights.
-			w = sdkworker.New(o.Client, activities.GPUQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: 1})
+			w = sdkworker.New(o.Client, queues.GPU, sdkworker.Options{MaxConcurrentActivityExecutionSize: 1})
 			w.RegisterActivity(a.InitPolicy)
 			w.RegisterActivity(a.SamplePrograms)
 			w.RegisterActivity(a.UpdatePolicy)

@@ -11,6 +11,7 @@ import (
 
 	"mlerl/activities"
 	"mlerl/experiment"
+	"mlerl/worker/queues"
 )
 
 // ExperimentInput is the grid to run: the ledger (spec and cells, with cells that cannot run
@@ -46,14 +47,14 @@ type cellDone struct {
 // finished are never rerun (a resumed experiment replays them from history). Each finished
 // cell's best-so-far programs are graded on test at quarters of its budget.
 func Experiment(ctx workflow.Context, in ExperimentInput) (experiment.Ledger, error) {
-	localOpts := workflow.ActivityOptions{TaskQueue: activities.WorkflowQueue, StartToCloseTimeout: time.Minute,
+	localOpts := workflow.ActivityOptions{TaskQueue: queues.Workflows, StartToCloseTimeout: time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
 			NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
 	// Grading re-runs a program on the full train: as long as an execution may take.
-	gradeOpts := workflow.ActivityOptions{TaskQueue: activities.ExecQueue, HeartbeatTimeout: 30 * time.Second,
+	gradeOpts := workflow.ActivityOptions{TaskQueue: queues.Exec, HeartbeatTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
-	childOpts := workflow.ChildWorkflowOptions{TaskQueue: activities.WorkflowQueue,
+	childOpts := workflow.ChildWorkflowOptions{TaskQueue: queues.Workflows,
 		// A child outlives nothing: terminating the experiment terminates its runs.
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_TERMINATE,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY}

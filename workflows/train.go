@@ -14,6 +14,7 @@ import (
 	"mlerl/activities"
 	"mlerl/settings"
 	"mlerl/tasks"
+	"mlerl/worker/queues"
 )
 
 // TrainInput configures a training run: its settings (package settings) and what the starter
@@ -108,17 +109,17 @@ func newTrainOptions(in TrainInput) trainOptions {
 	// quickly. An LLM instrumenter gets what the starter sets.
 	instrumentTimeout := cmp.Or(in.InstrumentTimeout, 30*time.Second)
 	return trainOptions{
-		gpu: workflow.ActivityOptions{TaskQueue: activities.GPUQueue, StartToCloseTimeout: 30 * time.Minute,
+		gpu: workflow.ActivityOptions{TaskQueue: queues.GPU, StartToCloseTimeout: 30 * time.Minute,
 			HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry},
-		instrument: workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry},
+		instrument: workflow.ActivityOptions{TaskQueue: queues.Exec, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry},
 		// A program's own failure or timeout is a result; only a lost worker or a broken sandbox
 		// retries, which the heartbeat timeout detects within seconds. Cancellation waits for the
 		// activity so a stale program's partial result is stored before the update reads it.
-		execute: workflow.ActivityOptions{TaskQueue: activities.ExecQueue, StartToCloseTimeout: in.ExecTimeout,
+		execute: workflow.ActivityOptions{TaskQueue: queues.Exec, StartToCloseTimeout: in.ExecTimeout,
 			HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
 			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 				MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}},
-		local: workflow.ActivityOptions{TaskQueue: activities.WorkflowQueue, StartToCloseTimeout: 5 * time.Minute,
+		local: workflow.ActivityOptions{TaskQueue: queues.Workflows, StartToCloseTimeout: 5 * time.Minute,
 			HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry},
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"mlerl/settings"
 	"mlerl/tasks"
 	"mlerl/worker"
+	"mlerl/worker/queues"
 	"mlerl/workflows"
 )
 
@@ -113,7 +114,7 @@ func runTraining(t *testing.T, sb *timedSandbox, slots, batch, oversample, itera
 	s.Iterations, s.Batch, s.Oversample, s.EvalSamples, s.ContinueEvery, s.SampleAtIterationStart = iterations, batch, oversample, 1, 100, atStart
 	in := workflows.TrainInput{Run: "bench", Task: "leaf-classification", Settings: s, ExecTimeout: time.Hour}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-%d", time.Now().UnixNano()),
-		TaskQueue: activities.WorkflowQueue}, workflows.Train, in)
+		TaskQueue: queues.Workflows}, workflows.Train, in)
 	if err != nil {
 		t.Fatal(err)
 	}
