@@ -261,7 +261,7 @@ func serveExperiment(ctx context.Context, dirArg string, out io.Writer) error {
 		fmt.Fprintf(out, "the experiment's workflow %s: starting a fresh execution from the ledger (%s)\n", withWhy(state, why), cellSummary(in.Ledger))
 		reuse = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	}
-	_, err = st.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: info.WorkflowID, TaskQueue: queues.Workflows,
+	err = startWorkflow(ctx, st.client, client.StartWorkflowOptions{ID: info.WorkflowID, TaskQueue: queues.Workflows,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING, WorkflowIDReusePolicy: reuse,
 		Memo: map[string]any{"experiment": in.Ledger.Spec.Name, "dir": dir}}, workflows.Experiment, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted

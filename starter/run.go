@@ -396,7 +396,7 @@ func serve(ctx context.Context, runDirArg, address string, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	_, err = st.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: info.WorkflowID, TaskQueue: queues.Workflows,
+	err = startWorkflow(ctx, st.client, client.StartWorkflowOptions{ID: info.WorkflowID, TaskQueue: queues.Workflows,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    reuse,
 		Memo:                     map[string]any{"task": info.Task, "run": info.Input.Run, "protocol": info.Input.Protocol}},

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
@@ -74,4 +76,25 @@ func dial(ctx context.Context, address, namespace string, tls tlsFlags, logger l
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return client.DialContext(dctx, opts)
+}
+
+// startWorkflow starts a workflow (or joins it, by the options' conflict policy), retrying for
+// a while when the server does not answer in time: a dev server restarted after an unclean
+// stop (kill -9, a crash) may time out its first requests while it takes its shards back.
+func startWorkflow(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, workflow any, args ...any) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := c.ExecuteWorkflow(ctx, opts, workflow, args...)
+		var timeout *serviceerror.DeadlineExceeded
+		var unavailable *serviceerror.Unavailable
+		retry := errors.Is(err, context.DeadlineExceeded) || errors.As(err, &timeout) || errors.As(err, &unavailable)
+		if !retry || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
