@@ -420,7 +420,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 	done := make(chan error, 1)
 	var result workflows.TrainResult
 	go func() { done <- run.Get(ctx, &result) }() // follows continue-as-new to the last run
-	printed, phase, fallbacks := 0, "", 0
+	printed, phase, fallbacks := 0, workflows.Phase(""), 0
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	show := func() {
@@ -435,7 +435,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			printed = m.Iteration
 			fmt.Fprintln(out, iterationLine(m, p.Iterations))
 		}
-		if p.Phase != phase && slices.Contains([]string{workflows.PhaseEvaluating, workflows.PhaseFinalGrading, workflows.PhasePaused,
+		if p.Phase != phase && slices.Contains([]workflows.Phase{workflows.PhaseEvaluating, workflows.PhaseFinalGrading, workflows.PhasePaused,
 			workflows.PhaseStopping, workflows.PhaseDraining}, p.Phase) {
 			fmt.Fprintf(out, "%s...\n", p.Phase)
 		}

@@ -213,7 +213,7 @@ func (r *trainRun) start(ctx workflow.Context) error {
 	return nil
 }
 
-func (r *trainRun) publish(phase string, inFlight int) {
+func (r *trainRun) publish(phase Phase, inFlight int) {
 	r.ctl.publish(&r.st, r.in.Attempt, phase, inFlight)
 }
 

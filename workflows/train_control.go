@@ -9,7 +9,7 @@ import (
 
 // Progress is the "progress" query's answer.
 type Progress struct {
-	Phase       string                        `json:"phase"`
+	Phase       Phase                         `json:"phase"`
 	Paused      bool                          `json:"paused"`
 	Iteration   int                           `json:"iteration"`
 	Iterations  int                           `json:"iterations"`
@@ -25,21 +25,24 @@ type Progress struct {
 	Fallbacks   []string                      `json:"fallbacks,omitempty"` // damaged checkpoints stepped over
 }
 
+// Phase is what a run is doing, as its progress query reports it.
+type Phase string
+
 // Phases a run reports in Progress.Phase, in the order a run passes through them.
 const (
-	PhaseInitialising = "initialising"
-	PhaseStarting     = "starting"
-	PhaseSampling     = "sampling"
-	PhaseExecuting    = "executing"
-	PhaseUpdating     = "updating"
-	PhaseIterationEnd = "iteration done"
-	PhaseDraining     = "draining for continue-as-new"
-	PhasePaused       = "paused"
-	PhaseStopping     = "stopping: finishing in-flight work"
-	PhaseEvaluating   = "evaluating"
-	PhaseFinalGrading = "final grading"
-	PhaseReporting    = "reporting"
-	PhaseDone         = "done"
+	PhaseInitialising Phase = "initialising"
+	PhaseStarting           = "starting"
+	PhaseSampling           = "sampling"
+	PhaseExecuting          = "executing"
+	PhaseUpdating           = "updating"
+	PhaseIterationEnd       = "iteration done"
+	PhaseDraining           = "draining for continue-as-new"
+	PhasePaused             = "paused"
+	PhaseStopping           = "stopping: finishing in-flight work"
+	PhaseEvaluating         = "evaluating"
+	PhaseFinalGrading       = "final grading"
+	PhaseReporting          = "reporting"
+	PhaseDone               = "done"
 )
 
 // Query and signal names.
@@ -78,7 +81,7 @@ func newControl(ctx workflow.Context, in TrainInput) (*control, error) {
 }
 
 // publish sets what the progress query answers.
-func (c *control) publish(st *activities.RunState, attempt int, phase string, inFlight int) {
+func (c *control) publish(st *activities.RunState, attempt int, phase Phase, inFlight int) {
 	p := &c.progress
 	p.Phase, p.InFlight = phase, inFlight
 	p.Iteration, p.SamplesDone, p.Stale = st.Iteration, st.SamplesDone, st.Stale
