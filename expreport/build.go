@@ -315,12 +315,16 @@ func armCell(recs []experiment.CellRecord, g func(experiment.CellRecord) *experi
 	var vals []float64
 	medals := map[string]int{}
 	status := map[string]int{}
-	invalid := 0
+	// A cell without a program to grade (no valid one was found) is not one whose program
+	// failed on the test answers: the table says which.
+	nothing, invalid := 0, 0
 	for _, c := range recs {
 		switch {
 		case c.Status != experiment.StatusDone:
 			status[c.Status]++
-		case g(c) == nil || g(c).Test == nil:
+		case g(c) == nil:
+			nothing++
+		case g(c).Test == nil:
 			invalid++
 		default:
 			vals = append(vals, *g(c).Test)
@@ -336,8 +340,11 @@ func armCell(recs []experiment.CellRecord, g func(experiment.CellRecord) *experi
 	if len(vals) > 0 {
 		parts = append(parts, Summarize(vals).Format(3)+medalMark(medals))
 	}
+	if nothing > 0 {
+		parts = append(parts, fmt.Sprintf("no valid program (%d)", nothing))
+	}
 	if invalid > 0 {
-		parts = append(parts, fmt.Sprintf("no valid test score (%d)", invalid))
+		parts = append(parts, fmt.Sprintf("invalid on test (%d)", invalid))
 	}
 	parts = append(parts, statusCounts(status)...)
 	return strings.Join(parts, "; ")

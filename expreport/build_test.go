@@ -73,7 +73,7 @@ func TestTable1(t *testing.T) {
 		{"table1", "paper: Qwen2.5-3B RL", []string{spooky}, "0.404 ± 0.011"},
 		{"table1", "ours: rl", []string{leaf}, "0.200 ± 0.058 (1 gold, 1 silver)"},
 		{"table1", "ours: static", []string{leaf}, "0.500 ± 0.058"},
-		{"table1", "ours: random", []string{leaf}, "1.500 ± 0.500; no valid test score (1)"},
+		{"table1", "ours: random", []string{leaf}, "1.500 ± 0.500; invalid on test (1)"},
 		{"table1", "ours: static-matched", []string{leaf}, "0.400 ± 0.050; failed (1)"},
 		{"table1", "ours: rl", []string{pizza}, "0.650 ± 0.029"},
 		{"table1", "ours: no-instrumentation", []string{pizza}, "-"}, // does not run on pizza
@@ -86,7 +86,7 @@ func TestTable1(t *testing.T) {
 		{"table1", "paper: Qwen2.5-3B RL", []string{"tasks ours (rl) beats each column on"}, "0 of 2"},
 		// the chosen program is 0.01 above the best one; it won no medal
 		{"table1-chosen", "ours: rl", []string{leaf}, "0.210 ± 0.058"},
-		{"table1-chosen", "ours: random", []string{leaf}, "1.510 ± 0.500; no valid test score (1)"},
+		{"table1-chosen", "ours: random", []string{leaf}, "1.510 ± 0.500; invalid on test (1)"},
 		{"table1-chosen", "paper: Qwen2.5-3B RL", []string{"tasks ours (rl) beats each column on"}, "0 of 2"},
 	})
 	if n := len(r.Table("table1").Rows); n != 4 {
@@ -369,5 +369,27 @@ func TestFiguresAreSkippedWithAReason(t *testing.T) {
 	md, err := r.Markdown()
 	if err != nil || !strings.Contains(md, "Skipped: the spec does not have both the rl and no-duration-weight arms.") {
 		t.Fatalf("report.md does not say why fig8 is skipped: %v", err)
+	}
+}
+
+// A cell that found no valid program is told apart from one whose program failed on test.
+func TestArmCellSaysWhyAScoreIsMissing(t *testing.T) {
+	v := 0.5
+	done := func(g *experiment.Graded) experiment.CellRecord {
+		return experiment.CellRecord{Status: experiment.StatusDone, Best: g}
+	}
+	for _, c := range []struct {
+		name string
+		recs []experiment.CellRecord
+		want string
+	}{
+		{"no cells", nil, "-"},
+		{"no program", []experiment.CellRecord{done(nil), done(&experiment.Graded{Test: &v})}, "0.500; no valid program (1)"},
+		{"invalid on test", []experiment.CellRecord{done(&experiment.Graded{}), done(nil)}, "no valid program (1); invalid on test (1)"},
+		{"no data", []experiment.CellRecord{{Status: experiment.StatusNoData}}, "no data"},
+	} {
+		if got := armCell(c.recs, bestGraded); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
