@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/grading"
 	"mlerl/instrument"
 	"mlerl/internal/testenv"
@@ -55,7 +56,7 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 	}
 	for i, c := range cases {
 		id := "case-" + string(rune('a'+i))
-		store.Put(context.Background(), sampleKey(id, "program.py"), []byte(c.program))
+		store.Put(context.Background(), runstore.Sample(id).Program(), []byte(c.program))
 		if _, err := env.ExecuteActivity(a.InstrumentPrograms, InstrumentInput{Run: "r", SampleIDs: []string{id}}); err != nil {
 			t.Fatal(err)
 		}
@@ -71,10 +72,10 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 		if !strings.Contains(res.Reason, c.reason) {
 			t.Errorf("%s: reason %q, want it to say %q", c.name, res.Reason, c.reason)
 		}
-		if _, err := os.Stat(filepath.Join(store.Root, "samples", id, "output.txt")); err != nil {
+		if _, err := os.Stat(filepath.Join(store.Root, runstore.Sample(id).Output())); err != nil {
 			t.Errorf("%s: output not stored", c.name)
 		}
-		if _, err := os.Lstat(filepath.Join(store.Root, "samples", id, "submission.csv")); err == nil {
+		if _, err := os.Lstat(filepath.Join(store.Root, runstore.Sample(id).Submission())); err == nil {
 			t.Errorf("%s: no submission should have been stored", c.name)
 		}
 	}
@@ -162,7 +163,7 @@ func TestExecuteOnFoldsRewardsTheMeanScore(t *testing.T) {
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
 	run := func(id, program string, in ExecuteInput) (ExecuteResult, error) {
-		store.Put(context.Background(), sampleKey(id, "program.py"), []byte(program))
+		store.Put(context.Background(), runstore.Sample(id).Program(), []byte(program))
 		in.Run, in.Task, in.SampleID = "r", spec.ID, id
 		v, err := env.ExecuteActivity(a.ExecuteProgram, in)
 		var res ExecuteResult
@@ -197,11 +198,7 @@ out.to_csv('submission.csv', index=False)
 	}
 	mean := 0.0
 	for f, got := range res.FoldScores {
-		prefix := ""
-		if f > 0 {
-			prefix = fmt.Sprintf("fold-%d/", f+1)
-		}
-		g, err := grading.Grade(spec, filepath.Join(store.Root, "samples", "nearest", prefix+"submission.csv"),
+		g, err := grading.Grade(spec, filepath.Join(store.Root, runstore.Sample("nearest").Fold(f+1).Submission()),
 			filepath.Join(layout.FoldDirs(spec.ID, f+1).Private, spec.Files.Answers))
 		if err != nil || g.Score == nil || math.Abs(*g.Score-got) > 1e-9 {
 			t.Fatalf("fold %d: stored submission grades %v (%v), result says %v", f+1, g.Score, err, got)
@@ -212,7 +209,7 @@ out.to_csv('submission.csv', index=False)
 		t.Fatalf("score %v and reward %v, want the mean %v of distinct fold scores %v", *res.Score, res.Reward, mean, res.FoldScores)
 	}
 	var stored ExecuteResult
-	if err := getJSON(context.Background(), store, sampleKey("nearest", "result.json"), &stored); err != nil || stored.Score == nil || *stored.Score != *res.Score {
+	if err := getJSON(context.Background(), store, runstore.Sample("nearest").Result(), &stored); err != nil || stored.Score == nil || *stored.Score != *res.Score {
 		t.Fatalf("the stored result must be the folds' mean: %+v %v", stored, err)
 	}
 
@@ -230,7 +227,7 @@ out.to_csv('submission.csv', index=False)
 	if res.Valid || res.Score != nil || len(res.FoldScores) != 1 || !strings.Contains(res.Reason, "validation fold 2") || res.Reward > -9 {
 		t.Fatalf("a crash on fold 2: %+v", res)
 	}
-	if _, err := os.Stat(filepath.Join(store.Root, "samples", "crash-on-2", "fold-3")); err == nil {
+	if _, err := os.Stat(filepath.Join(store.Root, runstore.Sample("crash-on-2").Fold(3).Output())); err == nil {
 		t.Fatal("fold 3 ran after fold 2 failed")
 	}
 
@@ -291,7 +288,7 @@ func TestSampleRedrawsProgramsTheRunAlreadySampled(t *testing.T) {
 			refs = append(refs, r...)
 		}
 		for _, id := range ids {
-			code, err := artifacts.FS{Root: filepath.Join(root, run)}.Get(ctx, sampleKey(id, "program.py"))
+			code, err := artifacts.FS{Root: filepath.Join(root, run)}.Get(ctx, runstore.Sample(id).Program())
 			if err != nil {
 				t.Fatal(err)
 			}

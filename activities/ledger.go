@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
 )
-
-// LedgerFile is an experiment's ledger, in its directory.
-const LedgerFile = "experiment.json"
 
 // SaveLedgerInput is an experiment's ledger and where it lives.
 type SaveLedgerInput struct {
@@ -41,18 +39,18 @@ func (a *Activities) SaveLedger(ctx context.Context, in SaveLedgerInput) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("saving the ledger: %w", err)
 	}
-	return os.Rename(tmp.Name(), filepath.Join(in.Dir, LedgerFile))
+	return os.Rename(tmp.Name(), filepath.Join(in.Dir, runstore.LedgerFile))
 }
 
 // ReadLedger reads an experiment's ledger.
 func ReadLedger(dir string) (experiment.Ledger, error) {
 	var l experiment.Ledger
-	b, err := os.ReadFile(filepath.Join(dir, LedgerFile))
+	b, err := os.ReadFile(filepath.Join(dir, runstore.LedgerFile))
 	if err != nil {
-		return l, fmt.Errorf("%s is not an experiment directory (no %s): give the folder `starter experiment run` printed", dir, LedgerFile)
+		return l, fmt.Errorf("%s is not an experiment directory (no %s): give the folder `starter experiment run` printed", dir, runstore.LedgerFile)
 	}
 	if err := json.Unmarshal(b, &l); err != nil {
-		return l, fmt.Errorf("%s is damaged: %w", filepath.Join(dir, LedgerFile), err)
+		return l, fmt.Errorf("%s is damaged: %w", filepath.Join(dir, runstore.LedgerFile), err)
 	}
 	return l, nil
 }

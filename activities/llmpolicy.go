@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,28 +10,20 @@ import (
 	"strings"
 
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/llm"
 	"mlerl/model"
 	"mlerl/tasks"
 )
 
-// Policy backends.
-const (
-	BackendNetwork = "network" // the gorgonia network over code actions (package model)
-	BackendLLM     = "llm"     // a language model behind an OpenAI-compatible server
-)
-
-// LLMPolicy configures an LLM policy's sampling. The server and the trainer are the gpu
-// worker's (Activities.PolicyLLM, Activities.Trainer); the run records what it samples with.
-type LLMPolicy struct {
-	Model       string  `json:"model"` // the initial model reference (default: the worker's --policy-model)
-	Temperature float64 `json:"temperature"`
-	TopP        float64 `json:"top_p"`
-	MaxTokens   int     `json:"max_tokens"`
+// llmBackend is a language model behind an OpenAI-compatible server (server): it writes a plan
+// and a program as an agent would, and learns through the trainer service (llm/doc.go).
+type llmBackend struct {
+	server  *llm.Client  // nil on a worker without one: sampling is refused
+	trainer *llm.Trainer // nil on a worker without one: learning is refused
+	layout  tasks.Layout // where the prompt's view of the task's public files comes from
+	ck      llmCheckpoint
 }
-
-// PaperLLMPolicy is the paper's sampling: temperature 0.7, top-p 1, 1024 new tokens.
-func PaperLLMPolicy() LLMPolicy { return LLMPolicy{Temperature: 0.7, TopP: 1, MaxTokens: 1024} }
 
 // llmCheckpoint is what an LLM policy's checkpoint holds: the model reference the server
 // samples from (the weights live with the trainer and the server, not in the run's store).
@@ -52,28 +43,20 @@ func llmCheckpointOf(data []byte) (llmCheckpoint, bool) {
 	return c, true
 }
 
-// llmSample is sample.json's record of an LLM completion (the trainer contract's fields).
-type llmSample struct {
-	Model        string      `json:"model"`
-	FinishReason string      `json:"finish_reason"`
-	Tokens       []llm.Token `json:"tokens,omitempty"`
-	LogProb      float64     `json:"logprob"`
-}
-
-// initLLM writes checkpoint 0 of an LLM policy.
-func (a *Activities) initLLM(ctx context.Context, store artifacts.Store, in InitPolicyInput, desc model.Task) (InitPolicyResult, error) {
-	if a.PolicyLLM == nil {
-		return InitPolicyResult{}, badInput("the llm policy needs a model server: start the gpu worker with --policy-url and --policy-model")
+// initLLM builds checkpoint 0 of an LLM policy: the model to start from and how to sample it.
+func initLLM(server *llm.Client, trainer *llm.Trainer, in InitPolicyInput) ([]byte, error) {
+	if server == nil {
+		return nil, badInput("the llm policy needs a model server: start the gpu worker with --policy-url and --policy-model")
 	}
-	if in.PPO.LearningRate > 0 && a.Trainer == nil {
-		return InitPolicyResult{}, badInput("the llm policy learns through a trainer service (llm/doc.go): start the gpu worker with --trainer-url, or pass --learning-rate 0 to sample from a fixed model")
+	if in.PPO.LearningRate > 0 && trainer == nil {
+		return nil, badInput("the llm policy learns through a trainer service (llm/doc.go): start the gpu worker with --trainer-url, or pass --learning-rate 0 to sample from a fixed model")
 	}
 	s := in.LLM
 	if s.Model == "" {
-		s.Model = a.PolicyLLM.Model
+		s.Model = server.Model
 	}
 	if s.Model == "" {
-		return InitPolicyResult{}, badInput("the llm policy names no model: pass --policy-model")
+		return nil, badInput("the llm policy names no model: pass --policy-model")
 	}
 	if s.Temperature <= 0 {
 		s.Temperature = PaperLLMPolicy().Temperature
@@ -84,33 +67,27 @@ func (a *Activities) initLLM(ctx context.Context, store artifacts.Store, in Init
 	if s.MaxTokens <= 0 {
 		s.MaxTokens = PaperLLMPolicy().MaxTokens
 	}
-	data, err := json.Marshal(llmCheckpoint{Backend: BackendLLM, Model: s.Model, Sampling: s})
-	if err != nil {
-		return InitPolicyResult{}, err
-	}
-	key := CheckpointKey(0)
-	if err := putCheckpoint(ctx, store, key, data); err != nil {
-		return InitPolicyResult{}, err
-	}
-	return InitPolicyResult{Checkpoint: key, Task: desc}, nil
+	return json.Marshal(llmCheckpoint{Backend: BackendLLM, Model: s.Model, Sampling: s})
 }
 
-// sampleLLM has the model write one solution per id. A retried activity keeps the samples
-// an earlier attempt finished (completions are slow and not reproducible on every server).
-func (a *Activities) sampleLLM(ctx context.Context, store artifacts.Store, spec *tasks.Spec, in SampleInput, ck llmCheckpoint, buffer []bufferEntry) ([]SampleRef, error) {
-	if a.PolicyLLM == nil {
+// sample has the model write one solution per id. A retried activity keeps the samples an
+// earlier attempt finished (completions are slow and not reproducible on every server).
+func (b *llmBackend) sample(ctx context.Context, store artifacts.Store, spec *tasks.Spec, in SampleInput, buffer []bufferEntry) ([]SampleRef, error) {
+	ck := b.ck
+	if b.server == nil {
 		return nil, badInput("checkpoint %s is an llm policy but this gpu worker has no model server: start it with --policy-url", in.Checkpoint)
 	}
-	files, snippet, err := promptContext(spec, a.Layout.Dirs(spec.ID, tasks.SplitTest).Public)
+	files, snippet, err := promptContext(spec, b.layout.Dirs(spec.ID, tasks.SplitTest).Public)
 	if err != nil {
 		return nil, err
 	}
-	client := *a.PolicyLLM
+	client := *b.server
 	client.Model = ck.Model
 	refs := make([]SampleRef, 0, len(in.IDs))
 	for i, id := range in.IDs {
+		dir := runstore.Sample(id)
 		var done sampleRecord
-		if err := getJSON(ctx, store, sampleKey(id, "sample.json"), &done); err == nil && done.LLM != nil {
+		if err := getJSON(ctx, store, dir.Record(), &done); err == nil && done.LLM != nil {
 			refs = append(refs, SampleRef{ID: id, Kind: done.Prompt.Kind, Prev: done.PrevID, Actions: done.Actions})
 			continue
 		}
@@ -154,21 +131,21 @@ func (a *Activities) sampleLLM(ctx context.Context, store artifacts.Store, spec 
 		rec := sampleRecord{ID: id, Iteration: in.Iteration, Purpose: in.Purpose, Checkpoint: in.Checkpoint,
 			Task: in.Descriptor, Prompt: prompt, PrevID: prevID, Actions: actions,
 			LLM: &llmSample{Model: ck.Model, FinishReason: ch.FinishReason, Tokens: ch.Tokens, LogProb: ch.LogProb()}}
-		if err := putJSON(ctx, store, sampleKey(id, "prompt.json"), messages); err != nil {
+		if err := putJSON(ctx, store, dir.Prompt(), messages); err != nil {
 			return nil, err
 		}
-		if err := store.Put(ctx, sampleKey(id, "completion.txt"), []byte(ch.Text)); err != nil {
+		if err := store.Put(ctx, dir.Completion(), []byte(ch.Text)); err != nil {
 			return nil, err
 		}
 		planDoc := fmt.Sprintf("# Plan (%s, %s)\n\n%s\n", prompt.Kind, id, strings.TrimSpace(plan))
-		if err := store.Put(ctx, sampleKey(id, "plan.md"), []byte(planDoc)); err != nil {
+		if err := store.Put(ctx, dir.Plan(), []byte(planDoc)); err != nil {
 			return nil, err
 		}
-		if err := store.Put(ctx, sampleKey(id, "program.py"), []byte(code)); err != nil {
+		if err := store.Put(ctx, dir.Program(), []byte(code)); err != nil {
 			return nil, err
 		}
 		// sample.json last: its presence marks the sample finished for a retried attempt.
-		if err := putJSON(ctx, store, sampleKey(id, "sample.json"), rec); err != nil {
+		if err := putJSON(ctx, store, dir.Record(), rec); err != nil {
 			return nil, err
 		}
 		refs = append(refs, SampleRef{ID: id, Kind: prompt.Kind, Prev: prevID, Actions: actions})
@@ -178,19 +155,20 @@ func (a *Activities) sampleLLM(ctx context.Context, store artifacts.Store, spec 
 
 // llmPrevious loads a finished sample as an improve prompt's previous solution.
 func llmPrevious(ctx context.Context, store artifacts.Store, id string) (*llm.Previous, error) {
-	plan, err := store.Get(ctx, sampleKey(id, "plan.md"))
+	dir := runstore.Sample(id)
+	plan, err := store.Get(ctx, dir.Plan())
 	if err != nil {
 		return nil, err
 	}
-	code, err := store.Get(ctx, sampleKey(id, "program.py"))
+	code, err := store.Get(ctx, dir.Program())
 	if err != nil {
 		return nil, err
 	}
 	var res ExecuteResult
-	if err := getJSON(ctx, store, sampleKey(id, "result.json"), &res); err != nil {
+	if err := getJSON(ctx, store, dir.Result(), &res); err != nil {
 		return nil, err
 	}
-	out, _ := store.Get(ctx, sampleKey(id, "output.txt"))
+	out, _ := store.Get(ctx, dir.Output())
 	p := string(plan)
 	if _, body, ok := strings.Cut(p, "\n\n"); ok && strings.HasPrefix(p, "# Plan") {
 		p = body // drop our own heading
@@ -230,60 +208,39 @@ func promptContext(spec *tasks.Spec, public string) ([]string, string, error) {
 	return files, snippet, nil
 }
 
-// headLines is the first n lines of file, at most max bytes (a JSON file may be one long line).
-func headLines(file string, n, max int) (string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	var b strings.Builder
-	r := bufio.NewReader(f)
-	for i := 0; i < n && b.Len() < max; i++ {
-		line, err := r.ReadString('\n')
-		b.WriteString(line)
-		if err != nil {
-			break
-		}
-	}
-	s := b.String()
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return strings.TrimRight(s, "\n"), nil
-}
-
-// updateLLM has the trainer service update the model, or, with learning rate 0, keeps it.
-func (a *Activities) updateLLM(ctx context.Context, store artifacts.Store, in UpdateInput, ck llmCheckpoint) (UpdateResult, error) {
+// update has the trainer service update the model, or, with learning rate 0, keeps it; the next
+// checkpoint names the model to sample from.
+func (b *llmBackend) update(ctx context.Context, store artifacts.Store, in UpdateInput) ([]byte, model.Stats, error) {
+	ck := b.ck
 	next := ck
 	next.Iteration = in.Iteration
 	var stats model.Stats
 	if in.PPO.LearningRate > 0 {
-		if a.Trainer == nil {
-			return UpdateResult{}, badInput("checkpoint %s is an llm policy and needs a trainer: start the gpu worker with --trainer-url", in.Checkpoint)
+		if b.trainer == nil {
+			return nil, model.Stats{}, badInput("checkpoint %s is an llm policy and needs a trainer: start the gpu worker with --trainer-url", in.Checkpoint)
 		}
 		ppoJSON, err := json.Marshal(in.PPO)
 		if err != nil {
-			return UpdateResult{}, err
+			return nil, model.Stats{}, err
 		}
-		resp, err := a.Trainer.Update(ctx, llm.UpdateRequest{Run: in.Run, Model: ck.Model, Iteration: in.Iteration,
+		resp, err := b.trainer.Update(ctx, llm.UpdateRequest{Run: in.Run, Model: ck.Model, Iteration: in.Iteration,
 			SampleIDs: in.SampleIDs, Stale: in.Stale, PPO: ppoJSON, Seed: in.Seed})
 		if err != nil {
 			if llm.IsPermanent(err) {
-				return UpdateResult{}, badInput("the trainer refused update %d: %v", in.Iteration, err)
+				return nil, model.Stats{}, badInput("the trainer refused update %d: %v", in.Iteration, err)
 			}
-			return UpdateResult{}, err
+			return nil, model.Stats{}, err
 		}
 		if len(resp.Stats) > 0 {
 			if err := json.Unmarshal(resp.Stats, &stats); err != nil {
-				return UpdateResult{}, badInput("the trainer's stats for update %d are not PPO statistics: %v", in.Iteration, err)
+				return nil, model.Stats{}, badInput("the trainer's stats for update %d are not PPO statistics: %v", in.Iteration, err)
 			}
 		}
 		next.Model = resp.Model
 	}
 	data, err := json.Marshal(next)
 	if err != nil {
-		return UpdateResult{}, err
+		return nil, model.Stats{}, err
 	}
-	return finishUpdate(ctx, store, in, data, stats)
+	return data, stats, nil
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/internal/testenv"
 	"mlerl/llm"
 	"mlerl/model/ppo"
@@ -106,25 +107,25 @@ func TestLLMPolicySamplesAndUpdatesThroughTheTrainer(t *testing.T) {
 	if req["model"] != "qwen-base" || req["temperature"] != 0.7 || req["max_tokens"] != float64(1024) || req["logprobs"] != true {
 		t.Errorf("request to the model server: %v", req)
 	}
-	code, _ := store.Get(ctx, sampleKey("s1", "program.py"))
-	plan, _ := store.Get(ctx, sampleKey("s1", "plan.md"))
+	code, _ := store.Get(ctx, runstore.Sample("s1").Program())
+	plan, _ := store.Get(ctx, runstore.Sample("s1").Plan())
 	if string(code) != "import pandas as pd\nprint('hello')\n" || !strings.Contains(string(plan), "logistic regression") {
 		t.Fatalf("stored program %q and plan %q", code, plan)
 	}
 	var rec sampleRecord
-	if err := getJSON(ctx, store, sampleKey("s1", "sample.json"), &rec); err != nil || rec.LLM == nil || len(rec.LLM.Tokens) != 2 || rec.LLM.LogProb != -0.75 || rec.LLM.Model != "qwen-base" {
+	if err := getJSON(ctx, store, runstore.Sample("s1").Record(), &rec); err != nil || rec.LLM == nil || len(rec.LLM.Tokens) != 2 || rec.LLM.LogProb != -0.75 || rec.LLM.Model != "qwen-base" {
 		t.Fatalf("sample.json: %+v (%v)", rec.LLM, err)
 	}
-	for _, f := range []string{"prompt.json", "completion.txt"} {
-		if _, err := store.Get(ctx, sampleKey("s1", f)); err != nil {
+	for _, f := range []string{runstore.Sample("s1").Prompt(), runstore.Sample("s1").Completion()} {
+		if _, err := store.Get(ctx, f); err != nil {
 			t.Errorf("%s not stored: %v", f, err)
 		}
 	}
 
 	// The program ran (its result and output as ExecuteProgram writes them); improve it.
 	score := 0.42
-	putJSON(ctx, store, sampleKey("s1", "result.json"), ExecuteResult{SampleID: "s1", Valid: true, Score: &score, Markers: 7, DurationS: 3})
-	store.Put(ctx, sampleKey("s1", "output.txt"), []byte("imported packages\nhello\n"))
+	putJSON(ctx, store, runstore.Sample("s1").Result(), ExecuteResult{SampleID: "s1", Valid: true, Score: &score, Markers: 7, DurationS: 3})
+	store.Put(ctx, runstore.Sample("s1").Output(), []byte("imported packages\nhello\n"))
 	if _, err := env.ExecuteActivity(a.SamplePrograms, SampleInput{Run: "r", Task: "leaf-classification", Descriptor: init.Task,
 		Checkpoint: init.Checkpoint, Iteration: 1, IDs: []string{"s2"}, Purpose: PurposeEvalImprove, ImproveOf: []string{"s1"}, Seed: 1}); err != nil {
 		t.Fatal(err)
@@ -156,7 +157,7 @@ func TestLLMPolicySamplesAndUpdatesThroughTheTrainer(t *testing.T) {
 	if m := chat.last()["model"]; m != "qwen-run-r-iter-1" {
 		t.Fatalf("after the update sampling used model %v, want the trainer's", m)
 	}
-	if _, err := store.Get(ctx, "metrics/iter-0001.json"); err != nil {
+	if _, err := store.Get(ctx, runstore.IterationMetricsKey(1)); err != nil {
 		t.Errorf("no metrics written: %v", err)
 	}
 }
@@ -185,8 +186,8 @@ func TestLLMPolicyBadInputs(t *testing.T) {
 		IDs: []string{"s1"}, Purpose: PurposeTrain, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	code, err := store.Get(context.Background(), sampleKey("s1", "program.py"))
-	plan, _ := store.Get(context.Background(), sampleKey("s1", "plan.md"))
+	code, err := store.Get(context.Background(), runstore.Sample("s1").Program())
+	plan, _ := store.Get(context.Background(), runstore.Sample("s1").Plan())
 	if err != nil || len(code) != 0 || !strings.Contains(string(plan), "no program could be parsed") {
 		t.Fatalf("a reply without code: program %q, plan %q, %v", code, plan, err)
 	}
@@ -204,8 +205,9 @@ func TestLLMPolicyBadInputs(t *testing.T) {
 	}
 	var up UpdateResult
 	v.Get(&up)
-	ck, err := readCheckpoint(context.Background(), store, up.Checkpoint)
-	if err != nil || ck.llm == nil || ck.llm.Model != "qwen-base" || ck.llm.Iteration != 1 {
-		t.Fatalf("checkpoint after a static update: %+v %v", ck.llm, err)
+	ck, err := a.readCheckpoint(context.Background(), store, up.Checkpoint)
+	b, ok := ck.backend.(*llmBackend)
+	if err != nil || !ok || b.ck.Model != "qwen-base" || b.ck.Iteration != 1 {
+		t.Fatalf("checkpoint after a static update: %+v %v", ck.backend, err)
 	}
 }

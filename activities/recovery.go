@@ -2,158 +2,12 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
-
-	"go.temporal.io/sdk/activity"
 
 	"mlerl/artifacts"
-	"mlerl/model"
+	"mlerl/artifacts/runstore"
 )
-
-// RecoveryKey is a JSON-lines log of every damaged checkpoint a run stepped over: which one, why,
-// and the earlier good one used instead. `starter status` shows it.
-const RecoveryKey = "recovery.jsonl"
-
-// CheckpointFallback records that a damaged checkpoint was replaced by an earlier good one.
-type CheckpointFallback struct {
-	Damaged string    `json:"damaged"` // the checkpoint asked for
-	Used    string    `json:"used"`    // the newest earlier one that loaded and matched its sha256
-	Reason  string    `json:"reason"`
-	At      time.Time `json:"at"`
-}
-
-func (f CheckpointFallback) String() string {
-	return fmt.Sprintf("checkpoint %s is damaged (%s); continued from %s", f.Damaged, f.Reason, f.Used)
-}
-
-// checkpointIteration parses CheckpointKey's iteration; ok is false for another key.
-func checkpointIteration(key string) (int, bool) {
-	var it int
-	if n, err := fmt.Sscanf(key, "checkpoints/iter-%04d.json", &it); n != 1 || err != nil || CheckpointKey(it) != key {
-		return 0, false
-	}
-	return it, true
-}
-
-// errDamaged marks a checkpoint that can never load as it is (as opposed to a store that is
-// briefly unreachable, which is retried).
-var errDamaged = errors.New("damaged")
-
-// loadedCheckpoint is a checkpoint read, checked and decoded once.
-type loadedCheckpoint struct {
-	key      string              // the checkpoint that loaded: the one asked for or an earlier good one
-	policy   *model.Policy       // the network policy, a private copy; nil for an llm checkpoint
-	llm      *llmCheckpoint      // set for an llm checkpoint
-	fallback *CheckpointFallback // set when the one asked for was damaged
-}
-
-// readCheckpoint loads and decodes one checkpoint; a damaged one (its pointer missing or not
-// JSON, its blob missing or failing its sha256, its contents not a checkpoint) is reported as
-// errDamaged.
-func readCheckpoint(ctx context.Context, store artifacts.Store, key string) (loadedCheckpoint, error) {
-	ck := loadedCheckpoint{key: key}
-	b, err := store.Get(ctx, key)
-	if errors.Is(err, artifacts.ErrNotFound) {
-		return ck, fmt.Errorf("%w: %s is missing", errDamaged, store.Location(key))
-	}
-	if err != nil {
-		return ck, err
-	}
-	var ptr checkpointPointer
-	if err := json.Unmarshal(b, &ptr); err != nil || ptr.Blob == "" {
-		return ck, fmt.Errorf("%w: %s is not a checkpoint pointer (%d bytes)", errDamaged, store.Location(key), len(b))
-	}
-	data, err := artifacts.GetContent(ctx, store, ptr.Blob)
-	if errors.Is(err, artifacts.ErrCorrupt) || errors.Is(err, artifacts.ErrNotFound) || errors.Is(err, artifacts.ErrNotContentKey) {
-		return ck, fmt.Errorf("%w: %v", errDamaged, err)
-	}
-	if err != nil {
-		return ck, err
-	}
-	if l, ok := llmCheckpointOf(data); ok {
-		ck.llm = &l
-		return ck, nil
-	}
-	if ck.policy, _, err = model.LoadCheckpoint(data); err != nil {
-		return ck, fmt.Errorf("%w: %s does not decode: %v", errDamaged, store.Location(ptr.Blob), err)
-	}
-	return ck, nil
-}
-
-// loadCheckpoint reads checkpoint key or, when it is damaged, the newest earlier good one
-// (checkpoint 0 is the warm start): the run goes on from there rather than failing for good.
-// The fallback is logged and appended to RecoveryKey. It fails, naming every checkpoint, only
-// when none is good.
-func loadCheckpoint(ctx context.Context, store artifacts.Store, key string) (loadedCheckpoint, error) {
-	ck, err := readCheckpoint(ctx, store, key)
-	if err == nil || !errors.Is(err, errDamaged) {
-		return ck, err
-	}
-	it, ok := checkpointIteration(key)
-	if !ok {
-		return ck, badInput("checkpoint %s: %v", key, err)
-	}
-	why := func(key string, err error) string {
-		return key + ": " + strings.TrimPrefix(err.Error(), errDamaged.Error()+": ")
-	}
-	first := err
-	reasons := []string{why(key, err)}
-	for prev := it - 1; prev >= 0; prev-- {
-		used := CheckpointKey(prev)
-		ck, err := readCheckpoint(ctx, store, used)
-		if err != nil && !errors.Is(err, errDamaged) {
-			return ck, err
-		}
-		if err != nil {
-			reasons = append(reasons, why(used, err))
-			continue
-		}
-		fb := &CheckpointFallback{Damaged: key, Used: used, Reason: strings.TrimPrefix(first.Error(), errDamaged.Error()+": "), At: time.Now().UTC()}
-		logWarn(ctx, "damaged checkpoint: falling back to an earlier good one", "damaged", key, "used", used, "reason", fb.Reason)
-		if err := recordFallback(ctx, store, *fb); err != nil {
-			return ck, err
-		}
-		ck.fallback = fb
-		return ck, nil
-	}
-	return loadedCheckpoint{}, badInput("no good checkpoint at or before %s (%s): restore one from a backup and `starter resume` the run, or start it again with `starter run`", key, strings.Join(reasons, "; "))
-}
-
-func logWarn(ctx context.Context, msg string, kv ...any) {
-	defer func() { _ = recover() }() // outside an activity (a plain unit test) there is no logger
-	activity.GetLogger(ctx).Warn(msg, kv...)
-}
-
-// recordFallback appends f to RecoveryKey unless the same fallback is already there (sampling
-// meets a damaged checkpoint on every call until the next update replaces it).
-func recordFallback(ctx context.Context, store artifacts.Store, f CheckpointFallback) error {
-	old, err := store.Get(ctx, RecoveryKey)
-	if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
-		return err
-	}
-	for _, f2 := range readFallbacks(old) {
-		if f2.Damaged == f.Damaged && f2.Used == f.Used {
-			return nil
-		}
-	}
-	line, _ := json.Marshal(f)
-	return store.Put(ctx, RecoveryKey, append(append(old, line...), '\n'))
-}
-
-func readFallbacks(b []byte) []CheckpointFallback {
-	var out []CheckpointFallback
-	for _, l := range strings.Split(string(b), "\n") {
-		var f CheckpointFallback
-		if json.Unmarshal([]byte(l), &f) == nil && f.Damaged != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
 
 // RecoverInput asks for a run's state rebuilt from its artifacts.
 type RecoverInput struct {
@@ -200,7 +54,7 @@ func (a *Activities) RecoverState(ctx context.Context, in RecoverInput) (RunStat
 	// The newest checkpoint written: pointers are written in order, one per iteration.
 	last := -1
 	for it := 0; ; it++ {
-		_, err := store.Get(ctx, CheckpointKey(it))
+		_, err := store.Get(ctx, runstore.CheckpointKey(it))
 		if errors.Is(err, artifacts.ErrNotFound) {
 			break
 		}
@@ -212,11 +66,11 @@ func (a *Activities) RecoverState(ctx context.Context, in RecoverInput) (RunStat
 	if last < 0 {
 		return RunState{}, badInput("run %s has no checkpoint: it never started, so start it again with `starter run`", in.Run)
 	}
-	ck, err := loadCheckpoint(ctx, store, CheckpointKey(last))
+	ck, err := a.loadCheckpoint(ctx, store, runstore.CheckpointKey(last))
 	if err != nil {
 		return RunState{}, err
 	}
-	it, _ := checkpointIteration(ck.key)
+	it, _ := runstore.CheckpointIteration(ck.key)
 	st := RunState{Iteration: it, Checkpoint: ck.key, Task: desc}
 	if ck.fallback != nil {
 		st.NewFallback = ck.fallback.String()
@@ -224,7 +78,7 @@ func (a *Activities) RecoverState(ctx context.Context, in RecoverInput) (RunStat
 	usedIDs := map[string]bool{}
 	for i := 1; i <= it; i++ {
 		var m IterationMetrics
-		if err := getJSON(ctx, store, fmt.Sprintf("metrics/iter-%04d.json", i), &m); err != nil {
+		if err := getJSON(ctx, store, runstore.IterationMetricsKey(i), &m); err != nil {
 			if errors.Is(err, artifacts.ErrNotFound) {
 				continue
 			}
@@ -250,7 +104,7 @@ func (a *Activities) RecoverState(ctx context.Context, in RecoverInput) (RunStat
 		st.Recent = st.Recent[n-20:]
 	}
 	for {
-		_, err := store.Get(ctx, fmt.Sprintf("state/segment-%04d.json", st.Segments))
+		_, err := store.Get(ctx, runstore.SegmentKey(st.Segments))
 		if errors.Is(err, artifacts.ErrNotFound) {
 			break
 		}
@@ -262,7 +116,7 @@ func (a *Activities) RecoverState(ctx context.Context, in RecoverInput) (RunStat
 	if st.Carry, err = unusedResults(ctx, store, max(1, it-carryWindow), in.Attempt, usedIDs); err != nil {
 		return RunState{}, err
 	}
-	old, err := store.Get(ctx, RecoveryKey)
+	old, err := store.Get(ctx, runstore.RecoveryKey)
 	if err != nil && !errors.Is(err, artifacts.ErrNotFound) {
 		return RunState{}, err
 	}
@@ -281,7 +135,7 @@ func unusedResults(ctx context.Context, store artifacts.Store, from, attempt int
 		for a := 0; a < max(attempt, 1); a++ {
 			for k := 0; ; k++ {
 				id := trainSampleID(it, a, k)
-				if _, err := store.Get(ctx, sampleKey(id, "sample.json")); errors.Is(err, artifacts.ErrNotFound) {
+				if _, err := store.Get(ctx, runstore.Sample(id).Record()); errors.Is(err, artifacts.ErrNotFound) {
 					break
 				} else if err != nil {
 					return nil, err
@@ -291,7 +145,7 @@ func unusedResults(ctx context.Context, store artifacts.Store, from, attempt int
 					continue
 				}
 				var res ExecuteResult
-				if err := getJSON(ctx, store, sampleKey(id, "result.json"), &res); errors.Is(err, artifacts.ErrNotFound) {
+				if err := getJSON(ctx, store, runstore.Sample(id).Result(), &res); errors.Is(err, artifacts.ErrNotFound) {
 					continue // never ran, or did not finish: the fresh execution samples anew
 				} else if err != nil {
 					return nil, err

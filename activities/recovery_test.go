@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/codeactions"
 	"mlerl/internal/testenv"
 	"mlerl/model"
@@ -35,21 +36,21 @@ func trainedRun(t *testing.T, a *Activities, env *testsuite.TestActivityEnvironm
 		t.Fatal(err)
 	}
 	data, _ := p.Checkpoint(ppo.Paper(), 0, 1).Marshal()
-	if err := putCheckpoint(ctx, store, CheckpointKey(0), data); err != nil {
+	if _, err := putCheckpoint(ctx, store, 0, data); err != nil {
 		t.Fatal(err)
 	}
 	for it := 1; it <= 3; it++ {
 		for k := 0; k < 4; k++ {
 			id := fmt.Sprintf("it%04d-s%03d", it, k)
 			s := p.Sample(leafTask, model.Prompt{Kind: model.KindScratch}, rngFor(1, id))
-			putJSON(ctx, store, sampleKey(id, "sample.json"), sampleRecord{ID: id, Iteration: it, Purpose: PurposeTrain,
-				Checkpoint: CheckpointKey(it - 1), Task: leafTask, Prompt: model.Prompt{Kind: model.KindScratch}, Sample: s})
-			putJSON(ctx, store, sampleKey(id, "result.json"), ExecuteResult{SampleID: id, Reward: -10 + float64(k), DurationS: 1})
+			putJSON(ctx, store, runstore.Sample(id).Record(), sampleRecord{ID: id, Iteration: it, Purpose: PurposeTrain,
+				Checkpoint: runstore.CheckpointKey(it - 1), Task: leafTask, Prompt: model.Prompt{Kind: model.KindScratch}, Sample: s})
+			putJSON(ctx, store, runstore.Sample(id).Result(), ExecuteResult{SampleID: id, Reward: -10 + float64(k), DurationS: 1})
 		}
 		if it == 3 {
 			break
 		}
-		if _, err := env.ExecuteActivity(a.UpdatePolicy, updateInput(run, it, CheckpointKey(it-1))); err != nil {
+		if _, err := env.ExecuteActivity(a.UpdatePolicy, updateInput(run, it, runstore.CheckpointKey(it-1))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -79,17 +80,17 @@ func blobOf(t *testing.T, store artifacts.FS, key string) string {
 func TestDamagedCheckpointFallsBackToThePreviousGoodOne(t *testing.T) {
 	damages := map[string]func(t *testing.T, store artifacts.FS){
 		"pointer truncated": func(t *testing.T, store artifacts.FS) {
-			f := filepath.Join(store.Root, CheckpointKey(2))
+			f := filepath.Join(store.Root, runstore.CheckpointKey(2))
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f, b[:len(b)/2], 0o644)
 		},
 		"blob truncated": func(t *testing.T, store artifacts.FS) {
-			f := blobOf(t, store, CheckpointKey(2))
+			f := blobOf(t, store, runstore.CheckpointKey(2))
 			b, _ := os.ReadFile(f)
 			os.WriteFile(f, b[:len(b)/3], 0o644)
 		},
 		"blob bytes flipped": func(t *testing.T, store artifacts.FS) {
-			f := blobOf(t, store, CheckpointKey(2))
+			f := blobOf(t, store, runstore.CheckpointKey(2))
 			b, _ := os.ReadFile(f)
 			for i := len(b) / 2; i < len(b)/2+8; i++ {
 				b[i] ^= 0xff
@@ -113,59 +114,60 @@ func TestDamagedCheckpointFallsBackToThePreviousGoodOne(t *testing.T) {
 			if err := os.CopyFS(want.Root, os.DirFS(store.Root)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := env.ExecuteActivity(a.UpdatePolicy, updateInput("want", 3, CheckpointKey(1))); err != nil {
+			if _, err := env.ExecuteActivity(a.UpdatePolicy, updateInput("want", 3, runstore.CheckpointKey(1))); err != nil {
 				t.Fatal(err)
 			}
 
-			before, _ := os.ReadFile(filepath.Join(store.Root, "metrics.jsonl"))
+			before, _ := os.ReadFile(filepath.Join(store.Root, runstore.MetricsKey))
 			damage(t, store)
-			if _, err := readCheckpoint(ctx, store, CheckpointKey(2)); err == nil {
+			if _, err := a.readCheckpoint(ctx, store, runstore.CheckpointKey(2)); err == nil {
 				t.Fatal("the damage went unnoticed")
 			}
 			// Sampling steps over it too.
-			_, _, used, err := a.policy(ctx, store, "r", CheckpointKey(2))
-			if err != nil || used != CheckpointKey(1) {
-				t.Fatalf("sampling's policy: used %q, %v; want %s", used, err, CheckpointKey(1))
+			_, used, err := a.samplingBackend(ctx, store, "r", runstore.CheckpointKey(2))
+			if err != nil || used != runstore.CheckpointKey(1) {
+				t.Fatalf("sampling's policy: used %q, %v; want %s", used, err, runstore.CheckpointKey(1))
 			}
-			v, err := env.ExecuteActivity(a.UpdatePolicy, updateInput("r", 3, CheckpointKey(2)))
+			v, err := env.ExecuteActivity(a.UpdatePolicy, updateInput("r", 3, runstore.CheckpointKey(2)))
 			if err != nil {
 				t.Fatalf("a damaged checkpoint must not fail the update: %v", err)
 			}
 			var up UpdateResult
 			v.Get(&up)
-			if up.Checkpoint != CheckpointKey(3) || !strings.Contains(up.Fallback, CheckpointKey(2)) || !strings.Contains(up.Fallback, "continued from "+CheckpointKey(1)) {
+			if up.Checkpoint != runstore.CheckpointKey(3) || !strings.Contains(up.Fallback, runstore.CheckpointKey(2)) || !strings.Contains(up.Fallback, "continued from "+runstore.CheckpointKey(1)) {
 				t.Fatalf("update result %+v: want checkpoint 3 and a fallback from 2 to 1", up)
 			}
-			if blobOf(t, store, CheckpointKey(3))[len(store.Root):] != blobOf(t, want, CheckpointKey(3))[len(want.Root):] {
+			if blobOf(t, store, runstore.CheckpointKey(3))[len(store.Root):] != blobOf(t, want, runstore.CheckpointKey(3))[len(want.Root):] {
 				t.Error("checkpoint 3 is not the update of checkpoint 1")
 			}
-			if _, err := readCheckpoint(ctx, store, CheckpointKey(3)); err != nil {
+			if _, err := a.readCheckpoint(ctx, store, runstore.CheckpointKey(3)); err != nil {
 				t.Errorf("the new checkpoint does not load: %v", err)
 			}
 
 			// Nothing already done is lost: iterations 1 and 2's metric lines, every sample.
-			after, _ := os.ReadFile(filepath.Join(store.Root, "metrics.jsonl"))
+			after, _ := os.ReadFile(filepath.Join(store.Root, runstore.MetricsKey))
 			lines := strings.Split(strings.TrimSpace(string(after)), "\n")
 			if len(lines) != 3 || !strings.HasPrefix(string(after), string(before)) {
 				t.Fatalf("metrics.jsonl:\n%s\nwant the two earlier lines kept and a third", after)
 			}
 			var m IterationMetrics
 			json.Unmarshal([]byte(lines[2]), &m)
-			if m.Iteration != 3 || !strings.Contains(m.CheckpointFallback, CheckpointKey(2)) || len(m.Used) != 4 {
+			if m.Iteration != 3 || !strings.Contains(m.CheckpointFallback, runstore.CheckpointKey(2)) || len(m.Used) != 4 {
 				t.Errorf("metrics line 3 %+v: want the fallback recorded and the 4 samples used", m)
 			}
 			for it := 1; it <= 3; it++ {
 				for k := 0; k < 4; k++ {
-					for _, f := range []string{"sample.json", "result.json"} {
-						if _, err := os.Stat(filepath.Join(store.Root, sampleKey(fmt.Sprintf("it%04d-s%03d", it, k), f))); err != nil {
+					s := runstore.Sample(fmt.Sprintf("it%04d-s%03d", it, k))
+					for _, f := range []string{s.Record(), s.Result()} {
+						if _, err := os.Stat(filepath.Join(store.Root, f)); err != nil {
 							t.Errorf("lost %v", err)
 						}
 					}
 				}
 			}
-			rec, _ := os.ReadFile(filepath.Join(store.Root, RecoveryKey))
-			if fbs := readFallbacks(rec); len(fbs) != 1 || fbs[0].Damaged != CheckpointKey(2) || fbs[0].Used != CheckpointKey(1) || fbs[0].Reason == "" {
-				t.Errorf("%s: %s, want one fallback from 2 to 1 with its reason (sampling and the update record it once)", RecoveryKey, rec)
+			rec, _ := os.ReadFile(filepath.Join(store.Root, runstore.RecoveryKey))
+			if fbs := readFallbacks(rec); len(fbs) != 1 || fbs[0].Damaged != runstore.CheckpointKey(2) || fbs[0].Used != runstore.CheckpointKey(1) || fbs[0].Reason == "" {
+				t.Errorf("%s: %s, want one fallback from 2 to 1 with its reason (sampling and the update record it once)", runstore.RecoveryKey, rec)
 			}
 		})
 	}
@@ -182,9 +184,9 @@ func TestNoGoodCheckpointIsANamedError(t *testing.T) {
 	env.RegisterActivity(a)
 	trainedRun(t, a, env, store, "r")
 	for it := 0; it <= 2; it++ {
-		os.WriteFile(blobOf(t, store, CheckpointKey(it)), []byte("{"), 0o644)
+		os.WriteFile(blobOf(t, store, runstore.CheckpointKey(it)), []byte("{"), 0o644)
 	}
-	_, err := env.ExecuteActivity(a.UpdatePolicy, updateInput("r", 3, CheckpointKey(2)))
+	_, err := env.ExecuteActivity(a.UpdatePolicy, updateInput("r", 3, runstore.CheckpointKey(2)))
 	if err == nil || !strings.Contains(err.Error(), ErrBadInput) || !strings.Contains(err.Error(), "no good checkpoint") ||
 		!strings.Contains(err.Error(), "iter-0000") {
 		t.Fatalf("got %v", err)
@@ -203,7 +205,7 @@ func TestRecoverStateFromArtifacts(t *testing.T) {
 	env.RegisterActivity(a)
 	trainedRun(t, a, env, store, "r")
 	best := 0.5
-	in := updateInput("r", 2, CheckpointKey(1))
+	in := updateInput("r", 2, runstore.CheckpointKey(1))
 	in.Metrics.BestScore = &best
 	if _, err := env.ExecuteActivity(a.UpdatePolicy, in); err != nil { // iteration 2 again, with a best score
 		t.Fatal(err)
@@ -219,7 +221,7 @@ func TestRecoverStateFromArtifacts(t *testing.T) {
 		return st
 	}
 	st := rec()
-	if st.Iteration != 2 || st.Checkpoint != CheckpointKey(2) || len(st.Recent) != 2 || st.Best == nil || *st.Best != best ||
+	if st.Iteration != 2 || st.Checkpoint != runstore.CheckpointKey(2) || len(st.Recent) != 2 || st.Best == nil || *st.Best != best ||
 		st.SamplesDone != 8 || st.Task != leafTask || len(st.Fallbacks) != 0 {
 		t.Fatalf("recovered %+v", st)
 	}
@@ -227,9 +229,9 @@ func TestRecoverStateFromArtifacts(t *testing.T) {
 	if ids := carried(st); ids != "it0003-s000 it0003-s001 it0003-s002 it0003-s003" {
 		t.Fatalf("carried %q, want iteration 3's four completed programs", ids)
 	}
-	os.WriteFile(blobOf(t, store, CheckpointKey(2)), []byte("{}"), 0o644)
+	os.WriteFile(blobOf(t, store, runstore.CheckpointKey(2)), []byte("{}"), 0o644)
 	st = rec()
-	if st.Iteration != 1 || st.Checkpoint != CheckpointKey(1) || len(st.Recent) != 1 || len(st.Fallbacks) != 1 {
+	if st.Iteration != 1 || st.Checkpoint != runstore.CheckpointKey(1) || len(st.Recent) != 1 || len(st.Fallbacks) != 1 {
 		t.Fatalf("with checkpoint 2 damaged, recovered %+v; want iteration 1 and the fallback", st)
 	}
 	// Iteration 2 is done again: the programs its lost update used are carried with iteration 3's.

@@ -7,14 +7,11 @@ import (
 	"strings"
 
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/report"
 )
 
-// ReportKey is where a run's report lives in its store: the training workflow's last step
-// writes it, so its presence means the run finished.
-const ReportKey = "report.md"
-
-// Report writes report.md (the comparison with the paper, the chosen program and the training
+// Report writes the run's report.md (the comparison with the paper, the chosen program and the training
 // curve) and returns the terminal table.
 func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, error) {
 	defer keepAlive(ctx)()
@@ -38,7 +35,7 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 		default:
 			ours.Medal = "none"
 		}
-		fmt.Fprintf(&b, "Chosen program: `samples/%s/program.py`", in.Final.SampleID)
+		fmt.Fprintf(&b, "Chosen program: `%s`", runstore.Sample(in.Final.SampleID).Program())
 		if in.Selection != nil && in.Selection.Score != nil {
 			on := "validation split"
 			if in.Protocol == "paper" {
@@ -74,19 +71,19 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 		fmt.Fprintf(&b, "| %d | %d | %.2f | %.3f | %s | %.1f | %.4f | %.4f | %.3f | %.4f |\n", m.Iteration, m.Samples, m.ValidRate,
 			m.MeanReward, best, m.MeanDuration, m.PPO.PGLoss, m.PPO.VLoss, m.PPO.Entropy, m.PPO.ApproxKL)
 	}
-	if err := store.Put(ctx, ReportKey, []byte(b.String())); err != nil {
+	if err := store.Put(ctx, runstore.ReportKey, []byte(b.String())); err != nil {
 		return ReportResult{}, err
 	}
 	table, err := report.Render(rows, false)
 	if err != nil {
 		return ReportResult{}, err
 	}
-	return ReportResult{Table: table, Location: store.Location(ReportKey)}, nil
+	return ReportResult{Table: table, Location: store.Location(runstore.ReportKey)}, nil
 }
 
 // readMetrics reads every iteration's metrics line (the workflow carries only the last few).
 func readMetrics(ctx context.Context, store artifacts.Store) []IterationMetrics {
-	b, err := store.Get(ctx, "metrics.jsonl")
+	b, err := store.Get(ctx, runstore.MetricsKey)
 	if err != nil {
 		return nil
 	}

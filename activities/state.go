@@ -2,7 +2,8 @@ package activities
 
 import (
 	"context"
-	"fmt"
+
+	"mlerl/artifacts/runstore"
 )
 
 // SaveState stores the run's state for the next continue-as-new segment and returns its key.
@@ -12,7 +13,7 @@ func (a *Activities) SaveState(ctx context.Context, in SaveStateInput) (string, 
 	if err != nil {
 		return "", badInput("%v", err)
 	}
-	key := fmt.Sprintf("state/segment-%04d.json", in.State.Segments)
+	key := runstore.SegmentKey(in.State.Segments)
 	if err := putJSON(ctx, store, key, in.State); err != nil {
 		return "", err
 	}

@@ -15,13 +15,31 @@ import (
 // ErrBadInput is the error type of non-retryable failures caused by bad input.
 const ErrBadInput = "BadInput"
 
-// InitPolicyInput asks for the run's initial policy.
 // Initial policies.
 const (
 	InitWarmStart = "warm-start" // behaviour cloning on a seeded corpus (the default)
 	InitUniform   = "uniform"    // every option equally likely: the random-search baseline
 )
 
+// Policy backends (policy.go).
+const (
+	BackendNetwork = "network" // the gorgonia network over code actions (package model)
+	BackendLLM     = "llm"     // a language model behind an OpenAI-compatible server
+)
+
+// LLMPolicy configures an LLM policy's sampling. The server and the trainer are the gpu
+// worker's (Activities.PolicyLLM, Activities.Trainer); the run records what it samples with.
+type LLMPolicy struct {
+	Model       string  `json:"model"` // the initial model reference (default: the worker's --policy-model)
+	Temperature float64 `json:"temperature"`
+	TopP        float64 `json:"top_p"`
+	MaxTokens   int     `json:"max_tokens"`
+}
+
+// PaperLLMPolicy is the paper's sampling: temperature 0.7, top-p 1, 1024 new tokens.
+func PaperLLMPolicy() LLMPolicy { return LLMPolicy{Temperature: 0.7, TopP: 1, MaxTokens: 1024} }
+
+// InitPolicyInput asks for the run's initial policy.
 type InitPolicyInput struct {
 	Run    string       `json:"run"` // the run id: its artifacts live in the run's store
 	Task   string       `json:"task"`
@@ -143,7 +161,7 @@ type IterationMetrics struct {
 	PPO          model.Stats `json:"ppo"`
 	Used         []string    `json:"used,omitempty"` // the samples the update used (stored lines only)
 	// CheckpointFallback says the update's checkpoint was damaged and an earlier good one was
-	// updated instead (RecoveryKey has the details).
+	// updated instead (runstore.RecoveryKey has the details).
 	CheckpointFallback string `json:"checkpoint_fallback,omitempty"`
 	// MeanScore is the mean score of the iteration's valid programs on the selection split.
 	MeanScore *float64 `json:"mean_score,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
 	"mlerl/grading"
 )
@@ -165,11 +166,11 @@ func writeFixtureDir(t *testing.T, spec experiment.Spec) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "experiment.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runstore.LedgerFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for run, ms := range fixtureMetrics(led) {
-		d := filepath.Join(dir, "runs", run)
+		d := runstore.ExperimentRunDir(dir, run)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +182,7 @@ func writeFixtureDir(t *testing.T, spec experiment.Spec) string {
 		if run == experiment.RunName(pizza, "rl", 2) {
 			lines = append(lines, []byte(`{"iteration": 5, "samp`)...)
 		}
-		if err := os.WriteFile(filepath.Join(d, "metrics.jsonl"), lines, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d, runstore.MetricsKey), lines, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

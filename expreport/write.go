@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
 )
 
@@ -35,18 +36,18 @@ const (
 // report into DIR/report. Missing runs or metrics leave their parts of the report empty (and
 // say so); only an unreadable ledger or a failure to write is an error.
 func Write(dir string) (Result, error) {
-	b, err := os.ReadFile(filepath.Join(dir, activities.LedgerFile))
+	b, err := os.ReadFile(filepath.Join(dir, runstore.LedgerFile))
 	if err != nil {
 		return Result{}, err
 	}
 	var led experiment.Ledger
 	if err := json.Unmarshal(b, &led); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, activities.LedgerFile), err)
+		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, runstore.LedgerFile), err)
 	}
 	metrics := map[string][]activities.IterationMetrics{}
 	var notes []string
 	for _, c := range led.Cells {
-		path := filepath.Join(dir, "runs", c.Run, "metrics.jsonl")
+		path := filepath.Join(runstore.ExperimentRunDir(dir, c.Run), runstore.MetricsKey)
 		ms, bad, err := ReadMetrics(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -56,7 +57,7 @@ func Write(dir string) (Result, error) {
 			continue
 		}
 		if bad > 0 {
-			notes = append(notes, fmt.Sprintf("runs/%s/metrics.jsonl: %d unreadable lines skipped", c.Run, bad))
+			notes = append(notes, fmt.Sprintf("%s/%s/%s: %d unreadable lines skipped", runstore.ExperimentRunsDir, c.Run, runstore.MetricsKey, bad))
 		}
 		metrics[c.Run] = ms
 	}

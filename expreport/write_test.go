@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
 )
 
@@ -177,7 +178,7 @@ func TestWriteWithoutAnyData(t *testing.T) {
 		led.Cells = append(led.Cells, experiment.CellRecord{Cell: c, Status: experiment.StatusNoData, Reason: "no prepared data"})
 	}
 	b, _ := json.Marshal(led)
-	if err := os.WriteFile(filepath.Join(dir, "experiment.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runstore.LedgerFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Write(dir)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"mlerl/artifacts/runstore"
 	"mlerl/internal/testenv"
 )
 
@@ -113,10 +114,10 @@ func TestStopOnAFinishedEmbeddedRun(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "nothing to stop") || !strings.Contains(err.Error(), "starter resume "+runDir) {
 		t.Fatalf("stop on an interrupted run: %v", err)
 	}
-	os.WriteFile(filepath.Join(runDir, "report.md"), []byte("# report\n"), 0o644)
+	os.WriteFile(filepath.Join(runDir, runstore.ReportKey), []byte("# report\n"), 0o644)
 	var out bytes.Buffer
 	if err := signalCommand(context.Background(), "stop", "stop", []string{runDir}, &out); err != nil ||
-		!strings.Contains(out.String(), "already finished") || !strings.Contains(out.String(), filepath.Join(runDir, "report.md")) ||
+		!strings.Contains(out.String(), "already finished") || !strings.Contains(out.String(), filepath.Join(runDir, runstore.ReportKey)) ||
 		strings.Contains(out.String(), "resume") {
 		t.Fatalf("stop on a finished run: %v\n%s", err, out.String())
 	}

@@ -16,6 +16,7 @@ import (
 
 	"mlerl/activities"
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/devserver"
 	"mlerl/worker"
 	"mlerl/workflows"
@@ -70,7 +71,7 @@ func statusCommand(ctx context.Context, args []string, out io.Writer) error {
 		// the workflow's last step, says it finished.
 		if report, ok := finishedLocally(runDir, info); ok && errors.Is(err, errEmbeddedStopped) {
 			fmt.Fprintf(out, "run %s (%s): finished (its embedded server has stopped)\nreport: %s\nmetrics: %s\n",
-				info.Input.Run, info.Task, report, filepath.Join(runDir, "metrics.jsonl"))
+				info.Input.Run, info.Task, report, filepath.Join(runDir, runstore.MetricsKey))
 			printFallbacks(out, runDir, info, nil)
 			return nil
 		}
@@ -126,7 +127,7 @@ func statusCommand(ctx context.Context, args []string, out io.Writer) error {
 // finishedLocally returns the report of a run whose artifacts are in its run directory, if
 // the workflow wrote it (its last step).
 func finishedLocally(runDir string, info runInfo) (string, bool) {
-	report := filepath.Join(runDir, activities.ReportKey)
+	report := filepath.Join(runDir, runstore.ReportKey)
 	_, err := os.Stat(report)
 	return report, info.Store == "" && err == nil
 }
@@ -146,7 +147,7 @@ func reportOf(ctx context.Context, c client.Client, info runInfo) string {
 // while it runs, else from the run directory's recovery log.
 func printFallbacks(out io.Writer, runDir string, info runInfo, fallbacks []string) {
 	if len(fallbacks) == 0 && info.Store == "" {
-		b, _ := os.ReadFile(filepath.Join(runDir, activities.RecoveryKey))
+		b, _ := os.ReadFile(filepath.Join(runDir, runstore.RecoveryKey))
 		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 			var f activities.CheckpointFallback
 			if json.Unmarshal([]byte(l), &f) == nil && f.Damaged != "" {
@@ -157,7 +158,7 @@ func printFallbacks(out io.Writer, runDir string, info runInfo, fallbacks []stri
 	if len(fallbacks) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "checkpoint fallbacks (%d; details in %s):\n", len(fallbacks), activities.RecoveryKey)
+	fmt.Fprintf(out, "checkpoint fallbacks (%d; details in %s):\n", len(fallbacks), runstore.RecoveryKey)
 	for _, f := range fallbacks {
 		fmt.Fprintf(out, "  %s\n", f)
 	}
@@ -170,7 +171,7 @@ func lastCheckpoint(runDir string, info runInfo) string {
 	}
 	last := ""
 	for it := 0; ; it++ {
-		k := activities.CheckpointKey(it)
+		k := runstore.CheckpointKey(it)
 		if _, err := os.Stat(filepath.Join(runDir, k)); err != nil {
 			break
 		}

@@ -17,6 +17,7 @@ import (
 
 	"mlerl/activities"
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/devserver"
 	"mlerl/internal/testenv"
 )
@@ -55,7 +56,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 func metricsOf(t *testing.T, store artifacts.Store) []activities.IterationMetrics {
 	t.Helper()
 	ctx := context.Background()
-	b, _ := store.Get(ctx, "metrics.jsonl")
+	b, _ := store.Get(ctx, runstore.MetricsKey)
 	var out []activities.IterationMetrics
 	used := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -68,7 +69,7 @@ func metricsOf(t *testing.T, store artifacts.Store) []activities.IterationMetric
 		}
 		for _, id := range m.Used {
 			used[id]++
-			if _, err := store.Get(ctx, "samples/"+id+"/result.json"); err != nil {
+			if _, err := store.Get(ctx, runstore.Sample(id).Result()); err != nil {
 				t.Errorf("sample %s fed an update but has no result: %v", id, err)
 			}
 		}
@@ -133,7 +134,7 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 	}()
 	// Kill as soon as the first programs are being executed.
 	waitFor(t, "the first execution", 2*time.Minute, func() bool {
-		_, err := store.Get(context.Background(), "samples/it0001-s000/instrumented.py")
+		_, err := store.Get(context.Background(), runstore.Sample("it0001-s000").Instrumented())
 		return err == nil
 	})
 	kill(first)
@@ -156,7 +157,7 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 			t.Errorf("iteration %d used %d samples, want B=4", m.Iteration, len(m.Used))
 		}
 	}
-	for _, key := range []string{"state/segment-0000.json", "report.md", "checkpoints/iter-0003.json"} {
+	for _, key := range []string{runstore.SegmentKey(0), runstore.ReportKey, runstore.CheckpointKey(3)} {
 		if _, err := store.Get(context.Background(), key); err != nil {
 			t.Errorf("%s is not in MinIO: %v", key, err)
 		}
@@ -182,7 +183,7 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 			"--eval-samples", "1", "--data-dir", dataDir, "--out", runDir}, out)
 	}()
 	waitFor(t, "the first iteration", 3*time.Minute, func() bool {
-		b, _ := os.ReadFile(filepath.Join(runDir, "metrics.jsonl"))
+		b, _ := os.ReadFile(filepath.Join(runDir, runstore.MetricsKey))
 		return strings.Count(string(b), "\n") >= 1
 	})
 	cancel()
@@ -206,7 +207,7 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 	// The run is over and its embedded server with it: status reads the report, not the server.
 	status.Reset()
 	if err := statusCommand(context.Background(), []string{runDir}, &status); err != nil || !strings.Contains(status.String(), "finished") ||
-		!strings.Contains(status.String(), filepath.Join(runDir, "report.md")) {
+		!strings.Contains(status.String(), filepath.Join(runDir, runstore.ReportKey)) {
 		t.Fatalf("status of a finished embedded run: %v\n%s", err, status.String())
 	}
 	checkWebUI(t, runDir)

@@ -20,6 +20,7 @@ import (
 
 	"mlerl/activities"
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
 	"mlerl/expreport"
 	"mlerl/tasks"
@@ -33,13 +34,6 @@ const experimentUsage = `usage: starter experiment run SPEC [flags]     run a sp
        starter experiment resume DIR          continue an interrupted experiment
        starter experiment report DIR          write DIR/report/ (tables, figures, index.html) again
 `
-
-// Files of an experiment directory besides the ledger (activities.LedgerFile).
-const (
-	experimentInputFile = "experiment-input.json" // the workflow's input: what a fresh execution restarts from
-	experimentSpecFile  = "spec.yaml"             // the spec as given, byte for byte
-	experimentRunsDir   = "runs"                  // one run directory per cell
-)
 
 func experimentCommand(ctx context.Context, args []string, out io.Writer) error {
 	help := fmt.Sprintf(experimentUsage, strings.Join(experiment.BuiltinNames(), ", "))
@@ -151,7 +145,7 @@ func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 		}
 		// Every cell's flags are checked, with data or without: a typo is refused up front.
 		noData := (tasks.Layout{DataDir: t.dataDir}).CheckPrepared(taskSpec)
-		args := append(append([]string{"--task", c.Task, "--out", filepath.Join(dir, experimentRunsDir, c.Run)}, common...), c.Flags...)
+		args := append(append([]string{"--task", c.Task, "--out", runstore.ExperimentRunDir(dir, c.Run)}, common...), c.Flags...)
 		plan, err := planRun(ctx, args)
 		switch {
 		case noData != nil && (err == nil || err.Error() == noData.Error()):
@@ -172,13 +166,13 @@ func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 	if runnable == 0 {
 		return fmt.Errorf("spec %s: no task has prepared data (%s): prepare them with `starter tasks prepare --task ID --raw DIR`", spec.Name, in.Ledger.Cells[0].Reason)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, experimentRunsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, runstore.ExperimentRunsDir), 0o755); err != nil {
 		return fmt.Errorf("creating the experiment directory: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, experimentSpecFile), raw, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, runstore.ExperimentSpecFile), raw, 0o644); err != nil {
 		return err
 	}
-	if err := writeJSONFile(filepath.Join(dir, experimentInputFile), in); err != nil {
+	if err := writeJSONFile(filepath.Join(dir, runstore.ExperimentInputFile), in); err != nil {
 		return err
 	}
 	if err := (&activities.Activities{}).SaveLedger(ctx, activities.SaveLedgerInput{Dir: dir, Ledger: in.Ledger}); err != nil {
@@ -224,7 +218,7 @@ func serveExperiment(ctx context.Context, dirArg string, out io.Writer) error {
 		return fmt.Errorf("%s is a run, not an experiment: `starter resume %s`", dir, dirArg)
 	}
 	var in workflows.ExperimentInput
-	if err := readJSONFile(filepath.Join(dir, experimentInputFile), &in); err != nil {
+	if err := readJSONFile(filepath.Join(dir, runstore.ExperimentInputFile), &in); err != nil {
 		return err
 	}
 	if info.External == "" && info.Address != "" {
@@ -238,7 +232,7 @@ func serveExperiment(ctx context.Context, dirArg string, out io.Writer) error {
 			return fmt.Errorf("another starter process serves this experiment's embedded server at %s, but its workflow is not running: end that process, then `starter experiment resume %s`", info.Address, dirArg)
 		}
 	}
-	acts, err := info.deps().activities(ctx, artifacts.FSRuns{Root: filepath.Join(dir, experimentRunsDir)})
+	acts, err := info.deps().activities(ctx, artifacts.FSRuns{Root: filepath.Join(dir, runstore.ExperimentRunsDir)})
 	if err != nil {
 		return err
 	}
@@ -283,14 +277,14 @@ func restartExperiment(dir string, in workflows.ExperimentInput) (workflows.Expe
 		return in, err
 	}
 	if len(ledger.Cells) != len(in.Inputs) {
-		return in, fmt.Errorf("%s and %s disagree on the cells: the experiment directory was edited", activities.LedgerFile, experimentInputFile)
+		return in, fmt.Errorf("%s and %s disagree on the cells: the experiment directory was edited", runstore.LedgerFile, runstore.ExperimentInputFile)
 	}
 	for i := range ledger.Cells {
 		c := &ledger.Cells[i]
 		switch c.Status {
 		case experiment.StatusRunning, experiment.StatusFailed:
 			// Its run directory holds what it did; a fresh Train recovers from it.
-			if _, err := os.Stat(filepath.Join(dir, experimentRunsDir, c.Run, "checkpoints")); err == nil {
+			if _, err := os.Stat(filepath.Join(runstore.ExperimentRunDir(dir, c.Run), runstore.CheckpointsDir)); err == nil {
 				in.Inputs[i].Recover = true
 				in.Inputs[i].Attempt++
 			}
@@ -300,7 +294,7 @@ func restartExperiment(dir string, in workflows.ExperimentInput) (workflows.Expe
 		}
 	}
 	in.Ledger = ledger
-	return in, writeJSONFile(filepath.Join(dir, experimentInputFile), in)
+	return in, writeJSONFile(filepath.Join(dir, runstore.ExperimentInputFile), in)
 }
 
 // followExperiment prints each cell as it finishes, then writes the report.
@@ -367,7 +361,7 @@ func experimentStatus(ctx context.Context, dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	where := "from " + filepath.Join(dir, activities.LedgerFile)
+	where := "from " + filepath.Join(dir, runstore.LedgerFile)
 	if c, _, err := dialRun(ctx, dir); err == nil {
 		defer c.Close()
 		state, why := workflowState(ctx, c, info.WorkflowID)

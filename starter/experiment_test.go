@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
 	"mlerl/internal/testenv"
 	"mlerl/tasks"
@@ -88,8 +89,8 @@ pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}
 		report  time.Time
 	}
 	stampOf := func(run string) stamp {
-		samples, _ := filepath.Glob(filepath.Join(dir, experimentRunsDir, run, "samples", "*", "result.json"))
-		fi, err := os.Stat(filepath.Join(dir, experimentRunsDir, run, activities.ReportKey))
+		samples, _ := filepath.Glob(filepath.Join(runstore.ExperimentRunDir(dir, run), runstore.Sample("*").Result()))
+		fi, err := os.Stat(filepath.Join(runstore.ExperimentRunDir(dir, run), runstore.ReportKey))
 		if err != nil {
 			t.Fatalf("finished cell %s has no report: %v", run, err)
 		}
@@ -147,7 +148,7 @@ pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}
 	if _, err := os.Stat(filepath.Join(dir, "report", "index.html")); err != nil {
 		t.Errorf("no report page: %v", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, experimentSpecFile)); !strings.Contains(string(b), "seeds: [5]") {
+	if b, _ := os.ReadFile(filepath.Join(dir, runstore.ExperimentSpecFile)); !strings.Contains(string(b), "seeds: [5]") {
 		t.Errorf("the spec as given is not kept beside the results: %q", b)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 	"mlerl/internal/testenv"
 	"mlerl/llm"
 )
@@ -95,7 +96,7 @@ func TestRunWithTheLLMPolicy(t *testing.T) {
 	if models["base"] == 0 || models["base-1"] == 0 || models["base-2"] == 0 {
 		t.Errorf("models sampled from: %v; want the initial model and each updated one", models)
 	}
-	results, _ := filepath.Glob(filepath.Join(runDir, "samples", "it*", "result.json"))
+	results, _ := filepath.Glob(filepath.Join(runDir, runstore.Sample("it*").Result()))
 	valid, ran := 0, 0
 	for _, f := range results {
 		var res activities.ExecuteResult

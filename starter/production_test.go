@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/internal/testenv"
 )
 
@@ -40,7 +41,7 @@ func TestRunWithS3StoreAndDockerSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "sandbox docker") || !strings.Contains(out.String(), "report: s3://mlerl-test/runs/prod/report.md") {
+	if !strings.Contains(out.String(), "sandbox docker") || !strings.Contains(out.String(), "report: s3://mlerl-test/runs/prod/"+runstore.ReportKey) {
 		t.Fatalf("output:\n%s", out.String())
 	}
 	runs, err := artifacts.OpenRuns("s3://mlerl-test/runs", nil)
@@ -48,14 +49,14 @@ func TestRunWithS3StoreAndDockerSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	store, _ := runs.Run("prod")
-	metrics, err := store.Get(ctx, "metrics.jsonl")
+	metrics, err := store.Get(ctx, runstore.MetricsKey)
 	if err != nil || strings.Count(string(metrics), "\n") != 2 {
 		t.Fatalf("metrics in MinIO: %q %v", metrics, err)
 	}
-	if _, err := getCheckpointForTest(ctx, store, "checkpoints/iter-0002.json"); err != nil {
+	if _, err := getCheckpointForTest(ctx, store, runstore.CheckpointKey(2)); err != nil {
 		t.Fatalf("the last checkpoint is not readable from MinIO: %v", err)
 	}
-	for _, key := range []string{"samples/it0001-s000/program.py", "samples/it0001-s000/result.json", "report.md", "buffer.json"} {
+	for _, key := range []string{runstore.Sample("it0001-s000").Program(), runstore.Sample("it0001-s000").Result(), runstore.ReportKey, runstore.BufferKey} {
 		if _, err := store.Get(ctx, key); err != nil {
 			t.Errorf("%s is not in MinIO: %v", key, err)
 		}

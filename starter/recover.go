@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"mlerl/activities"
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/workflows"
 )
 
@@ -81,7 +81,7 @@ func restartPlan(ctx context.Context, c client.Client, runs artifacts.Runs, info
 		if err != nil {
 			return info.Input, 0, err
 		}
-		_, err = store.Get(ctx, activities.CheckpointKey(0))
+		_, err = store.Get(ctx, runstore.CheckpointKey(0))
 		recoverRun = err == nil
 	}
 	if !recoverRun {

@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
-	"mlerl/activities"
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/internal/testenv"
 )
 
@@ -43,7 +43,7 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 			"--eval-samples", "1", "--data-dir", dataDir, "--out", runDir, "--temporal-address", address}, out)
 	}()
 	waitFor(t, "two iterations", 4*time.Minute, func() bool {
-		b, _ := os.ReadFile(filepath.Join(runDir, "metrics.jsonl"))
+		b, _ := os.ReadFile(filepath.Join(runDir, runstore.MetricsKey))
 		return strings.Count(string(b), "\n") >= 2
 	})
 	info, err := readRunInfo(runDir)
@@ -63,7 +63,7 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 	}
 	store := artifacts.FS{Root: runDir}
 	before := metricsOf(t, store)
-	samplesBefore, _ := filepath.Glob(filepath.Join(runDir, "samples", "it*", "result.json"))
+	samplesBefore, _ := filepath.Glob(filepath.Join(runDir, runstore.Sample("it*").Result()))
 
 	var status bytes.Buffer
 	if err := statusCommand(ctx, []string{runDir}, &status); err != nil || !strings.Contains(status.String(), "terminated") ||
@@ -78,7 +78,7 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 	// Damage the newest checkpoint, and store a wrong address as a typo would have.
 	last := -1
 	for it := 0; ; it++ {
-		if _, err := os.Stat(filepath.Join(runDir, activities.CheckpointKey(it))); err != nil {
+		if _, err := os.Stat(filepath.Join(runDir, runstore.CheckpointKey(it))); err != nil {
 			break
 		}
 		last = it
@@ -86,7 +86,7 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 	if last < 2 {
 		t.Fatalf("want at least checkpoint 2 before the damage, newest is %d", last)
 	}
-	ptr := filepath.Join(runDir, activities.CheckpointKey(last))
+	ptr := filepath.Join(runDir, runstore.CheckpointKey(last))
 	b, _ := os.ReadFile(ptr)
 	os.WriteFile(ptr, b[:len(b)/2], 0o644)
 	info.External = "127.0.0.1:1"
@@ -103,7 +103,7 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 	}
 	t.Log(out2.String())
 	for _, want := range []string{"terminated", "fresh execution (attempt 1) from its last good checkpoint",
-		"note: checkpoint " + activities.CheckpointKey(last) + " is damaged", "report: "} {
+		"note: checkpoint " + runstore.CheckpointKey(last) + " is damaged", "report: "} {
 		if !strings.Contains(out2.String(), want) {
 			t.Errorf("resume output lacks %q", want)
 		}
@@ -141,7 +141,7 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(after[last-1].CheckpointFallback, activities.CheckpointKey(last)) {
+	if !strings.Contains(after[last-1].CheckpointFallback, runstore.CheckpointKey(last)) {
 		t.Errorf("the first redone iteration's metrics line does not note the fallback: %+v", after[last-1])
 	}
 	if reused == 0 {
@@ -152,9 +152,9 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 			t.Errorf("lost %s", f)
 		}
 	}
-	rec, _ := os.ReadFile(filepath.Join(runDir, activities.RecoveryKey))
-	if !strings.Contains(string(rec), activities.CheckpointKey(last)) {
-		t.Errorf("%s does not record the damaged checkpoint %s:\n%s", activities.RecoveryKey, activities.CheckpointKey(last), rec)
+	rec, _ := os.ReadFile(filepath.Join(runDir, runstore.RecoveryKey))
+	if !strings.Contains(string(rec), runstore.CheckpointKey(last)) {
+		t.Errorf("%s does not record the damaged checkpoint %s:\n%s", runstore.RecoveryKey, runstore.CheckpointKey(last), rec)
 	}
 
 	status.Reset()

@@ -22,6 +22,7 @@ import (
 
 	"mlerl/activities"
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/devserver"
 	"mlerl/settings"
 	"mlerl/tasks"
@@ -441,7 +442,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 		}
 		phase = p.Phase
 		for ; fallbacks < len(p.Fallbacks); fallbacks++ {
-			fmt.Fprintf(out, "note: %s (recorded in %s)\n", p.Fallbacks[fallbacks], activities.RecoveryKey)
+			fmt.Fprintf(out, "note: %s (recorded in %s)\n", p.Fallbacks[fallbacks], runstore.RecoveryKey)
 		}
 	}
 	for {
@@ -462,7 +463,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			if result.Stopped {
 				fmt.Fprintln(out, "(stopped early by `starter stop`)")
 			}
-			fmt.Fprintf(out, "report: %s\nmetrics: %s\n", result.Report.Location, filepath.Join(runDir, "metrics.jsonl"))
+			fmt.Fprintf(out, "report: %s\nmetrics: %s\n", result.Report.Location, filepath.Join(runDir, runstore.MetricsKey))
 			return nil
 		case <-tick.C:
 			show()

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 	"mlerl/grading"
 	"mlerl/internal/testenv"
 	"mlerl/reward"
@@ -50,7 +51,7 @@ func TestRunEndToEnd(t *testing.T) {
 	}
 	// The final grade: either the chosen program's MLE-bench report, or the plain statement that
 	// no evaluated program was valid (possible for an untrained policy with K=2).
-	reports, _ := filepath.Glob(filepath.Join(runDir, "samples", "eval-*", "final", "report.json"))
+	reports, _ := filepath.Glob(filepath.Join(runDir, runstore.Sample("eval-*").Final().GradeReport()))
 	switch {
 	case strings.Contains(out.String(), "graded on the private test answers") && len(reports) == 1:
 		var rep grading.Report
@@ -65,29 +66,30 @@ func TestRunEndToEnd(t *testing.T) {
 	default:
 		t.Errorf("want either a graded final program with its report.json or the no-valid-program line; found %d reports", len(reports))
 	}
-	for _, f := range []string{"metrics.jsonl", "report.md", "buffer.json", "checkpoints/iter-0000.json",
-		"checkpoints/iter-0001.json", "checkpoints/iter-0002.json"} {
+	for _, f := range []string{runstore.MetricsKey, runstore.ReportKey, runstore.BufferKey, runstore.CheckpointKey(0),
+		runstore.CheckpointKey(1), runstore.CheckpointKey(2)} {
 		if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
 			t.Errorf("missing artifact %s", f)
 		}
 	}
-	metrics, _ := os.ReadFile(filepath.Join(runDir, "metrics.jsonl"))
+	metrics, _ := os.ReadFile(filepath.Join(runDir, runstore.MetricsKey))
 	if n := strings.Count(string(metrics), "\n"); n != 2 {
 		t.Errorf("metrics.jsonl has %d lines, want 2", n)
 	}
 
 	spec, _ := tasks.Builtin().Get("leaf-classification")
 	answers := filepath.Join(tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitValidation).Private, spec.Files.Answers)
-	results, _ := filepath.Glob(filepath.Join(runDir, "samples", "it*", "result.json"))
+	results, _ := filepath.Glob(filepath.Join(runDir, runstore.Sample("it*").Result()))
 	if len(results) < 8 {
 		t.Fatalf("want at least 8 executed training samples (2 updates of B=4), found %d", len(results))
 	}
 	valid := 0
 	for _, rf := range results {
 		dir := filepath.Dir(rf)
-		for _, f := range []string{"plan.md", "program.py", "instrumented.py", "output.txt", "sample.json"} {
-			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-				t.Errorf("%s: missing %s", dir, f)
+		s := runstore.Sample(filepath.Base(dir))
+		for _, f := range []string{s.Plan(), s.Program(), s.Instrumented(), s.Output(), s.Record()} {
+			if _, err := os.Stat(filepath.Join(runDir, f)); err != nil {
+				t.Errorf("%s: missing %s", dir, filepath.Base(f))
 			}
 		}
 		var res activities.ExecuteResult
@@ -95,12 +97,12 @@ func TestRunEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(b, &res); err != nil {
 			t.Fatal(err)
 		}
-		output, _ := os.ReadFile(filepath.Join(dir, "output.txt"))
+		output, _ := os.ReadFile(filepath.Join(runDir, s.Output()))
 		markers := reward.FoundMarkers(string(output))
 		want := -10 + 0.1*float64(len(markers))
 		if res.Valid {
 			valid++
-			g, err := grading.Grade(spec, filepath.Join(dir, "submission.csv"), answers)
+			g, err := grading.Grade(spec, filepath.Join(runDir, s.Submission()), answers)
 			if err != nil || !g.Valid || math.Abs(*g.Score-*res.Score) > 1e-12 {
 				t.Errorf("%s: stored score %v, regraded %+v %v", dir, *res.Score, g, err)
 			}

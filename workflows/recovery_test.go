@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/mock"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 )
 
 // A fresh execution after a failure (Recover, Attempt 1) starts from the state RecoverState
@@ -20,7 +21,7 @@ func TestRecoveredRunContinuesFromTheLastGoodState(t *testing.T) {
 	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, func(string) *float64 { return nil })
 	var a *activities.Activities
 	best := 0.7
-	recovered := activities.RunState{Iteration: 2, Checkpoint: activities.CheckpointKey(2), Best: &best,
+	recovered := activities.RunState{Iteration: 2, Checkpoint: runstore.CheckpointKey(2), Best: &best,
 		Recent: []activities.IterationMetrics{{Iteration: 1}, {Iteration: 2}}, SamplesDone: 8,
 		Fallbacks:   []string{"checkpoint checkpoints/iter-0003.json is damaged (truncated); continued from checkpoints/iter-0002.json"},
 		Carry:       []activities.ExecuteResult{{SampleID: "it0003-s000", Reward: -1}}, // completed, never used
@@ -58,7 +59,7 @@ func TestRecoveredRunContinuesFromTheLastGoodState(t *testing.T) {
 	if initCalled {
 		t.Error("a recovered run must not start over from the warm start")
 	}
-	if len(f.updates) != 2 || f.updates[0].Iteration != 3 || f.updates[0].Checkpoint != activities.CheckpointKey(2) || f.updates[1].Iteration != 4 {
+	if len(f.updates) != 2 || f.updates[0].Iteration != 3 || f.updates[0].Checkpoint != runstore.CheckpointKey(2) || f.updates[1].Iteration != 4 {
 		t.Fatalf("updates %+v: want iterations 3 (from checkpoint 2) and 4 only", f.updates)
 	}
 	if f.updates[0].Metrics.CheckpointFallback != recovered.NewFallback || f.updates[1].Metrics.CheckpointFallback != "" {

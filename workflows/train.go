@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 	"mlerl/settings"
 	"mlerl/tasks"
 	"mlerl/worker/queues"
@@ -284,7 +285,7 @@ func (r *trainRun) iterate(ctx workflow.Context) error {
 		r.logger.Warn("damaged checkpoint stepped over", "detail", up.Fallback)
 	}
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "refresh the self-improve buffer"), r.acts.RefreshBuffer, activities.BufferInput{
-		Run: r.in.Run, Buffer: activities.BufferKey, SampleIDs: ok, Capacity: r.in.BufferCapacity,
+		Run: r.in.Run, Buffer: runstore.BufferKey, SampleIDs: ok, Capacity: r.in.BufferCapacity,
 	}).Get(ctx, nil); err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 	"mlerl/model"
 	"mlerl/settings"
 )
@@ -66,7 +67,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 		f.noticeLost[info.ActivityType.Name] = max(f.noticeLost[info.ActivityType.Name], lost)
 	})
 	env.OnActivity(a.InitPolicy, mock.Anything, mock.Anything).Return(activities.InitPolicyResult{
-		Checkpoint: activities.CheckpointKey(0), Task: model.Task{LowerIsBetter: true}}, nil)
+		Checkpoint: runstore.CheckpointKey(0), Task: model.Task{LowerIsBetter: true}}, nil)
 	env.OnActivity(a.SamplePrograms, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.SampleInput) ([]activities.SampleRef, error) {
 			f.sampled = append(f.sampled, in.IDs)
@@ -103,7 +104,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env.OnActivity(a.UpdatePolicy, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.UpdateInput) (activities.UpdateResult, error) {
 			f.updates = append(f.updates, in)
-			r := activities.UpdateResult{Checkpoint: activities.CheckpointKey(in.Iteration)}
+			r := activities.UpdateResult{Checkpoint: runstore.CheckpointKey(in.Iteration)}
 			if f.fallback != nil {
 				r.Fallback = f.fallback(in)
 			}
@@ -171,7 +172,7 @@ func TestTrainKeepsMBInFlightAndUpdatesAfterB(t *testing.T) {
 		if len(u.SampleIDs) != 4 {
 			t.Fatalf("iteration %d updated on %d samples, want B=4", u.Iteration, len(u.SampleIDs))
 		}
-		if u.Checkpoint != activities.CheckpointKey(u.Iteration-1) {
+		if u.Checkpoint != runstore.CheckpointKey(u.Iteration-1) {
 			t.Fatalf("iteration %d started from %s, want the previous checkpoint", u.Iteration, u.Checkpoint)
 		}
 	}
@@ -353,7 +354,7 @@ func TestContinueAsNewLosesAndRepeatsNothing(t *testing.T) {
 		if u.Iteration != i+1 || len(u.SampleIDs) != 4 {
 			t.Fatalf("update %d: iteration %d with %d samples", i, u.Iteration, len(u.SampleIDs))
 		}
-		if i > 0 && u.Checkpoint != activities.CheckpointKey(i) {
+		if i > 0 && u.Checkpoint != runstore.CheckpointKey(i) {
 			t.Fatalf("iteration %d started from %s after a continue-as-new", u.Iteration, u.Checkpoint)
 		}
 		for _, id := range u.SampleIDs {

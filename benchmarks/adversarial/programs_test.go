@@ -22,6 +22,7 @@ import (
 
 	"mlerl/activities"
 	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
 	"mlerl/instrument"
 	"mlerl/internal/testenv"
 	"mlerl/sandbox"
@@ -213,7 +214,7 @@ func (r *runner) run(program string) (activities.ExecuteResult, string, error) {
 	r.n++
 	id := fmt.Sprintf("adv-%03d", r.n)
 	ctx := context.Background()
-	if err := r.store.Put(ctx, "samples/"+id+"/program.py", []byte(program)); err != nil {
+	if err := r.store.Put(ctx, runstore.Sample(id).Program(), []byte(program)); err != nil {
 		r.t.Fatal(err)
 	}
 	if _, err := r.env.ExecuteActivity(r.a.InstrumentPrograms, activities.InstrumentInput{Run: "r", SampleIDs: []string{id}}); err != nil {
@@ -227,7 +228,7 @@ func (r *runner) run(program string) (activities.ExecuteResult, string, error) {
 	if err := v.Get(&res); err != nil {
 		r.t.Fatal(err)
 	}
-	out, _ := r.store.Get(ctx, "samples/"+id+"/output.txt")
+	out, _ := r.store.Get(ctx, runstore.Sample(id).Output())
 	return res, string(out), nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 )
 
 type runStats struct {
@@ -53,7 +54,7 @@ func main() {
 	dirs, _ := filepath.Glob(filepath.Join(os.Args[1], "*-seed*"))
 	arms := map[string][]runStats{}
 	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, activities.ReportKey)); err != nil {
+		if _, err := os.Stat(filepath.Join(d, runstore.ReportKey)); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: not finished (no report.md), left out\n", d)
 			continue
 		}
@@ -100,12 +101,12 @@ func main() {
 }
 
 func read(dir string) (runStats, error) {
-	files, _ := filepath.Glob(filepath.Join(dir, "samples", "*", "result.json"))
+	files, _ := filepath.Glob(filepath.Join(dir, runstore.Sample("*").Result()))
 	if len(files) == 0 {
 		return runStats{}, fmt.Errorf("%s: no results", dir)
 	}
 	st := runStats{best: math.NaN(), evalBest: math.NaN(), evalScore: math.NaN(), testScore: math.NaN(), trainBest: map[int]float64{}}
-	if finals, _ := filepath.Glob(filepath.Join(dir, "samples", "*", "final", "report.json")); len(finals) == 1 {
+	if finals, _ := filepath.Glob(filepath.Join(dir, runstore.Sample("*").Final().GradeReport())); len(finals) == 1 {
 		var rep struct {
 			Score *float64 `json:"score"`
 		}
@@ -151,7 +152,7 @@ func read(dir string) (runStats, error) {
 			if b, ok := st.trainBest[it]; r.Score != nil && (!ok || *r.Score < b) {
 				st.trainBest[it] = *r.Score
 			}
-			code, err := os.ReadFile(filepath.Join(filepath.Dir(f), "program.py"))
+			code, err := os.ReadFile(filepath.Join(dir, runstore.Sample(filepath.Base(filepath.Dir(f))).Program()))
 			if err != nil {
 				return st, err
 			}

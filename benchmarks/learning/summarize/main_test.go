@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"mlerl/activities"
+	"mlerl/artifacts/runstore"
 )
 
 // writeRun lays out a run directory as the starter does: samples/<id>/result.json and
@@ -17,19 +18,19 @@ func writeRun(t *testing.T, results []activities.ExecuteResult, code map[string]
 	t.Helper()
 	dir := t.TempDir()
 	for _, r := range results {
-		d := filepath.Join(dir, "samples", r.SampleID)
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		s := runstore.Sample(r.SampleID)
+		if err := os.MkdirAll(filepath.Join(dir, string(s)), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := json.Marshal(r)
-		if err := os.WriteFile(filepath.Join(d, "result.json"), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, s.Result()), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		program, ok := code[r.SampleID]
 		if !ok {
 			program = "print('" + r.SampleID + "')\n"
 		}
-		if err := os.WriteFile(filepath.Join(d, "program.py"), []byte(program), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, s.Program()), []byte(program), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
