@@ -21,6 +21,7 @@ import (
 	"mlerl/model"
 	"mlerl/model/ppo"
 	"mlerl/sandbox"
+	"mlerl/settings"
 	"mlerl/tasks"
 )
 
@@ -132,13 +133,13 @@ func TestPickPreviousFollowsTheStrategy(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for k := 0; k < 50; k++ {
-		if e := pickPrevious(b, ImproveBest, rng); e.Prev.Reward < 3 {
+		if e := pickPrevious(b, settings.ImproveBest, rng); e.Prev.Reward < 3 {
 			t.Fatalf("best picked reward %v", e.Prev.Reward)
 		}
-		if e := pickPrevious(b, ImproveRecent, rng); e.SampleID < "6" {
+		if e := pickPrevious(b, settings.ImproveRecent, rng); e.SampleID < "6" {
 			t.Fatalf("recent picked %s", e.SampleID)
 		}
-		if e := pickPrevious(b, ImproveFailedClose, rng); e.Prev.Valid || e.Prev.LastMarker < 3 {
+		if e := pickPrevious(b, settings.ImproveFailedClose, rng); e.Prev.Valid || e.Prev.LastMarker < 3 {
 			t.Fatalf("failed-close picked %+v", e.Prev)
 		}
 	}

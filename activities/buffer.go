@@ -9,6 +9,7 @@ import (
 
 	"mlerl/artifacts"
 	"mlerl/model"
+	"mlerl/settings"
 )
 
 // The self-improve buffer: earlier solutions that improve prompts build on.
@@ -61,20 +62,9 @@ func (a *Activities) RefreshBuffer(ctx context.Context, in BufferInput) (BufferR
 	return BufferResult{Size: len(buffer)}, nil
 }
 
-// Which previous solution an improve prompt builds on (SampleInput.ImproveFrom).
-const (
-	ImproveMixed       = "mixed"        // uniform over the buffer: its best half and its most recent half
-	ImproveBest        = "best"         // one of the highest-reward entries
-	ImproveRecent      = "recent"       // one of the newest entries
-	ImproveFailedClose = "failed-close" // a failed program that got furthest (most markers)
-)
-
-// ImproveStrategies lists the valid ImproveFrom values.
-var ImproveStrategies = []string{ImproveMixed, ImproveBest, ImproveRecent, ImproveFailedClose}
-
 // pickPrevious draws the previous solution for an improve prompt; the buffer is in insertion
 // order (oldest first) after trimming.
-func pickPrevious(buffer []bufferEntry, strategy string, rng *rand.Rand) bufferEntry {
+func pickPrevious(buffer []bufferEntry, strategy settings.ImproveFrom, rng *rand.Rand) bufferEntry {
 	const pool = 4
 	byReward := func() []bufferEntry {
 		c := append([]bufferEntry(nil), buffer...)
@@ -83,12 +73,12 @@ func pickPrevious(buffer []bufferEntry, strategy string, rng *rand.Rand) bufferE
 	}
 	var cands []bufferEntry
 	switch strategy {
-	case ImproveBest:
+	case settings.ImproveBest:
 		cands = byReward()
-	case ImproveRecent:
+	case settings.ImproveRecent:
 		cands = append([]bufferEntry(nil), buffer...)
 		slices.Reverse(cands)
-	case ImproveFailedClose:
+	case settings.ImproveFailedClose:
 		for _, e := range buffer {
 			if !e.Prev.Valid {
 				cands = append(cands, e)

@@ -7,6 +7,7 @@ import (
 	"mlerl/artifacts/runstore"
 	"mlerl/grading"
 	"mlerl/reward"
+	"mlerl/settings"
 	"mlerl/tasks"
 )
 
@@ -24,7 +25,7 @@ func (a *Activities) FinalGrade(ctx context.Context, in FinalGradeInput) (FinalG
 	}
 	dir := runstore.Sample(in.SampleID)
 	var res ExecuteResult
-	if in.Protocol == "paper" {
+	if in.Protocol == settings.Paper {
 		if err := getJSON(ctx, store, dir.Result(), &res); err != nil {
 			return FinalGradeResult{}, err
 		}

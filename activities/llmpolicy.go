@@ -13,6 +13,7 @@ import (
 	"mlerl/artifacts/runstore"
 	"mlerl/llm"
 	"mlerl/model"
+	"mlerl/settings"
 	"mlerl/tasks"
 )
 
@@ -28,16 +29,16 @@ type llmBackend struct {
 // llmCheckpoint is what an LLM policy's checkpoint holds: the model reference the server
 // samples from (the weights live with the trainer and the server, not in the run's store).
 type llmCheckpoint struct {
-	Backend   string    `json:"backend"` // BackendLLM; network checkpoints have no such field
-	Model     string    `json:"model"`
-	Iteration int       `json:"iteration"`
-	Sampling  LLMPolicy `json:"sampling"`
+	Backend   settings.Backend `json:"backend"` // llm; network checkpoints have no such field
+	Model     string           `json:"model"`
+	Iteration int              `json:"iteration"`
+	Sampling  LLMPolicy        `json:"sampling"`
 }
 
 // llmCheckpointOf decodes data as an LLM checkpoint; ok is false for a network checkpoint.
 func llmCheckpointOf(data []byte) (llmCheckpoint, bool) {
 	var c llmCheckpoint
-	if json.Unmarshal(data, &c) != nil || c.Backend != BackendLLM {
+	if json.Unmarshal(data, &c) != nil || c.Backend != settings.BackendLLM {
 		return llmCheckpoint{}, false
 	}
 	return c, true
@@ -67,7 +68,7 @@ func initLLM(server *llm.Client, trainer *llm.Trainer, in InitPolicyInput) ([]by
 	if s.MaxTokens <= 0 {
 		s.MaxTokens = PaperLLMPolicy().MaxTokens
 	}
-	return json.Marshal(llmCheckpoint{Backend: BackendLLM, Model: s.Model, Sampling: s})
+	return json.Marshal(llmCheckpoint{Backend: settings.BackendLLM, Model: s.Model, Sampling: s})
 }
 
 // sample has the model write one solution per id. A retried activity keeps the samples an

@@ -17,6 +17,7 @@ import (
 	"mlerl/internal/testenv"
 	"mlerl/llm"
 	"mlerl/model/ppo"
+	"mlerl/settings"
 	"mlerl/tasks"
 )
 
@@ -92,7 +93,7 @@ func TestLLMPolicySamplesAndUpdatesThroughTheTrainer(t *testing.T) {
 	ctx := context.Background()
 
 	v, err := env.ExecuteActivity(a.InitPolicy, InitPolicyInput{Run: "r", Task: "leaf-classification", Seed: 1,
-		PPO: ppo.Paper(), Backend: BackendLLM, LLM: PaperLLMPolicy()})
+		PPO: ppo.Paper(), Backend: settings.BackendLLM, LLM: PaperLLMPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +171,13 @@ func TestLLMPolicyBadInputs(t *testing.T) {
 	var text = "I cannot help with that."
 	chat := &chatServer{reply: func(string) (int, string) { return status, text }}
 	a, env, store := llmActivities(t, chat, "")
-	if _, err := env.ExecuteActivity(a.InitPolicy, InitPolicyInput{Run: "r", Task: "leaf-classification", PPO: ppo.Paper(), Backend: BackendLLM}); err == nil ||
+	if _, err := env.ExecuteActivity(a.InitPolicy, InitPolicyInput{Run: "r", Task: "leaf-classification", PPO: ppo.Paper(), Backend: settings.BackendLLM}); err == nil ||
 		!strings.Contains(err.Error(), "--trainer-url") || !strings.Contains(err.Error(), ErrBadInput) {
 		t.Fatalf("want a BadInput naming --trainer-url, got %v", err)
 	}
 	static := ppo.Paper()
 	static.LearningRate = 0
-	v, err := env.ExecuteActivity(a.InitPolicy, InitPolicyInput{Run: "r", Task: "leaf-classification", PPO: static, Backend: BackendLLM})
+	v, err := env.ExecuteActivity(a.InitPolicy, InitPolicyInput{Run: "r", Task: "leaf-classification", PPO: static, Backend: settings.BackendLLM})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"mlerl/artifacts/runstore"
 	"mlerl/codeactions"
 	"mlerl/model"
+	"mlerl/settings"
 	"mlerl/tasks"
 )
 
@@ -28,12 +29,12 @@ func initNetwork(in InitPolicyInput, spec *tasks.Spec, desc model.Task) ([]byte,
 	}
 	var p *model.Policy
 	switch in.Init {
-	case "", InitWarmStart:
+	case "", settings.InitWarmStart:
 		p, err = model.WarmStart(lib, in.Policy, desc, in.Seed)
-	case InitUniform:
+	case settings.InitUniform:
 		p, err = model.Uniform(lib, in.Policy)
 	default:
-		return nil, badInput("initial policy %q: use %s or %s", in.Init, InitWarmStart, InitUniform)
+		return nil, badInput("initial policy %q: use %s or %s", in.Init, settings.InitWarmStart, settings.InitUniform)
 	}
 	if err != nil {
 		return nil, badInput("%v", err)

@@ -5,6 +5,7 @@ import (
 
 	"mlerl/artifacts"
 	"mlerl/model"
+	"mlerl/settings"
 	"mlerl/tasks"
 )
 
@@ -24,12 +25,12 @@ type policyBackend interface {
 // initialCheckpoint builds checkpoint 0's contents for the backend in.Backend names.
 func (a *Activities) initialCheckpoint(in InitPolicyInput, spec *tasks.Spec, desc model.Task) ([]byte, error) {
 	switch in.Backend {
-	case BackendLLM:
+	case settings.BackendLLM:
 		return initLLM(a.PolicyLLM, a.Trainer, in)
-	case "", BackendNetwork:
+	case "", settings.BackendNetwork:
 		return initNetwork(in, spec, desc)
 	}
-	return nil, badInput("policy backend %q: use %s or %s", in.Backend, BackendNetwork, BackendLLM)
+	return nil, badInput("policy backend %q: use %s or %s", in.Backend, settings.BackendNetwork, settings.BackendLLM)
 }
 
 // backendOf decodes a checkpoint's contents as the backend that wrote it: an llm checkpoint

@@ -9,6 +9,7 @@ import (
 	"mlerl/artifacts"
 	"mlerl/artifacts/runstore"
 	"mlerl/report"
+	"mlerl/settings"
 )
 
 // Report writes the run's report.md (the comparison with the paper, the chosen program and the training
@@ -19,7 +20,7 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 	if err != nil {
 		return ReportResult{}, badInput("%v", err)
 	}
-	ours := report.Ours{Label: "mlerl policy (best of " + fmt.Sprint(in.EvalCount) + ")", Protocol: in.Protocol}
+	ours := report.Ours{Label: "mlerl policy (best of " + fmt.Sprint(in.EvalCount) + ")", Protocol: string(in.Protocol)}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Run %s: %s\n\nProtocol: %s. Settings: %s.\n\n", in.Run, in.Task, in.Protocol, in.Settings)
 	if in.Final != nil {
@@ -38,7 +39,7 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 		fmt.Fprintf(&b, "Chosen program: `%s`", runstore.Sample(in.Final.SampleID).Program())
 		if in.Selection != nil && in.Selection.Score != nil {
 			on := "validation split"
-			if in.Protocol == "paper" {
+			if in.Protocol == settings.Paper {
 				on = "test split"
 			}
 			fmt.Fprintf(&b, " (chosen by its %s score %.5f)", on, *in.Selection.Score)

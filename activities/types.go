@@ -9,23 +9,13 @@ import (
 	"mlerl/grading"
 	"mlerl/model"
 	"mlerl/model/ppo"
+	"mlerl/reward"
+	"mlerl/settings"
 	"mlerl/tasks"
 )
 
 // ErrBadInput is the error type of non-retryable failures caused by bad input.
 const ErrBadInput = "BadInput"
-
-// Initial policies.
-const (
-	InitWarmStart = "warm-start" // behaviour cloning on a seeded corpus (the default)
-	InitUniform   = "uniform"    // every option equally likely: the random-search baseline
-)
-
-// Policy backends (policy.go).
-const (
-	BackendNetwork = "network" // the gorgonia network over code actions (package model)
-	BackendLLM     = "llm"     // a language model behind an OpenAI-compatible server
-)
 
 // LLMPolicy configures an LLM policy's sampling. The server and the trainer are the gpu
 // worker's (Activities.PolicyLLM, Activities.Trainer); the run records what it samples with.
@@ -41,15 +31,15 @@ func PaperLLMPolicy() LLMPolicy { return LLMPolicy{Temperature: 0.7, TopP: 1, Ma
 
 // InitPolicyInput asks for the run's initial policy.
 type InitPolicyInput struct {
-	Run    string       `json:"run"` // the run id: its artifacts live in the run's store
-	Task   string       `json:"task"`
-	Seed   uint64       `json:"seed"`
-	Policy model.Config `json:"policy"`
-	PPO    ppo.Config   `json:"ppo"`
-	Init   string       `json:"init,omitempty"` // InitWarmStart (default) or InitUniform
-	// Backend is BackendNetwork (default) or BackendLLM; LLM configures the latter.
-	Backend string    `json:"backend,omitempty"`
-	LLM     LLMPolicy `json:"llm,omitempty"`
+	Run    string        `json:"run"` // the run id: its artifacts live in the run's store
+	Task   string        `json:"task"`
+	Seed   uint64        `json:"seed"`
+	Policy model.Config  `json:"policy"`
+	PPO    ppo.Config    `json:"ppo"`
+	Init   settings.Init `json:"init,omitempty"` // "" is the warm start
+	// Backend is the policy ("" is the network); LLM configures an llm policy.
+	Backend settings.Backend `json:"backend,omitempty"`
+	LLM     LLMPolicy        `json:"llm,omitempty"`
 }
 
 // InitPolicyResult is the initial checkpoint and the task as the network sees it.
@@ -67,18 +57,18 @@ const (
 
 // SampleInput asks the policy to write len(IDs) programs.
 type SampleInput struct {
-	Run             string     `json:"run"` // the run id: its artifacts live in the run's store
-	Task            string     `json:"task"`
-	Descriptor      model.Task `json:"descriptor"`
-	Checkpoint      string     `json:"checkpoint"`
-	Iteration       int        `json:"iteration"`
-	IDs             []string   `json:"ids"`
-	Purpose         string     `json:"purpose"`
-	ImproveFraction float64    `json:"improve_fraction"`       // train: share of improve prompts when the buffer has entries
-	ImproveFrom     string     `json:"improve_from,omitempty"` // train: which buffer entry an improve prompt builds on
-	Buffer          string     `json:"buffer,omitempty"`
-	ImproveOf       []string   `json:"improve_of,omitempty"` // eval-improve: the sample each new one improves
-	Seed            uint64     `json:"seed"`
+	Run             string               `json:"run"` // the run id: its artifacts live in the run's store
+	Task            string               `json:"task"`
+	Descriptor      model.Task           `json:"descriptor"`
+	Checkpoint      string               `json:"checkpoint"`
+	Iteration       int                  `json:"iteration"`
+	IDs             []string             `json:"ids"`
+	Purpose         string               `json:"purpose"`
+	ImproveFraction float64              `json:"improve_fraction"`       // train: share of improve prompts when the buffer has entries
+	ImproveFrom     settings.ImproveFrom `json:"improve_from,omitempty"` // train: which buffer entry an improve prompt builds on
+	Buffer          string               `json:"buffer,omitempty"`
+	ImproveOf       []string             `json:"improve_of,omitempty"` // eval-improve: the sample each new one improves
+	Seed            uint64               `json:"seed"`
 	// RedrawRepeats (train, network policy; the workflow refuses it with the llm backend): a
 	// program identical to one already sampled in this run is drawn again, up to this many
 	// times, so the execution budget is not spent re-running a program whose result is known.
@@ -126,7 +116,7 @@ type ExecuteInput struct {
 	// Folds > 1 runs the program on that many validation folds and rewards their mean score.
 	Folds int `json:"folds,omitempty"`
 	// Reward names the reward scheme (reward.Schemes); "" is the paper's.
-	Reward string `json:"reward,omitempty"`
+	Reward reward.SchemeName `json:"reward,omitempty"`
 }
 
 // ExecuteResult is a program's outcome. Crashes and timeouts are results, not errors.
@@ -208,10 +198,10 @@ type BufferResult struct {
 
 // FinalGradeInput grades the chosen program on the private test answers.
 type FinalGradeInput struct {
-	Run      string `json:"run"` // the run id: its artifacts live in the run's store
-	Task     string `json:"task"`
-	SampleID string `json:"sample_id"`
-	Protocol string `json:"protocol"`
+	Run      string            `json:"run"` // the run id: its artifacts live in the run's store
+	Task     string            `json:"task"`
+	SampleID string            `json:"sample_id"`
+	Protocol settings.Protocol `json:"protocol"`
 }
 
 // FinalGradeResult is MLE-bench's report for the chosen program.
@@ -226,7 +216,7 @@ type FinalGradeResult struct {
 type ReportInput struct {
 	Run       string            `json:"run"`
 	Task      string            `json:"task"`
-	Protocol  string            `json:"protocol"`
+	Protocol  settings.Protocol `json:"protocol"`
 	Settings  string            `json:"settings"`
 	Final     *FinalGradeResult `json:"final"`
 	Selection *ExecuteResult    `json:"selection"`

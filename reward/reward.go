@@ -89,11 +89,20 @@ func Bounded(o Outcome) float64 {
 	return r
 }
 
-// Schemes are the rewards a run can optimise, by name (--reward).
-var Schemes = map[string]func(Outcome) float64{"paper": Paper, "bounded": Bounded}
+// SchemeName names a reward a run can optimise (--reward).
+type SchemeName string
+
+// The reward schemes.
+const (
+	SchemePaper   SchemeName = "paper"   // a failure -10 + 0.1 per marker, a valid program its signed score
+	SchemeBounded SchemeName = "bounded" // the same, but a valid program never below the best failure
+)
+
+// Schemes are the rewards by name.
+var Schemes = map[SchemeName]func(Outcome) float64{SchemePaper: Paper, SchemeBounded: Bounded}
 
 // Scheme returns the named reward; "" is the paper's.
-func Scheme(name string) (func(Outcome) float64, error) {
+func Scheme(name SchemeName) (func(Outcome) float64, error) {
 	if name == "" {
 		return Paper, nil
 	}

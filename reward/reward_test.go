@@ -55,7 +55,7 @@ func TestFoundMarkersNeedLineStarts(t *testing.T) {
 }
 
 func TestSchemeByName(t *testing.T) {
-	for name, want := range map[string]float64{"": -11.5, "paper": -11.5, "bounded": -9.3} {
+	for name, want := range map[SchemeName]float64{"": -11.5, SchemePaper: -11.5, SchemeBounded: -9.3} {
 		f, err := Scheme(name)
 		if err != nil {
 			t.Fatal(err)

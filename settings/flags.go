@@ -25,7 +25,7 @@ func (s *Settings) Register(fs *flag.FlagSet) {
 	enumVar(fs, &s.Backend, "policy", "network (the code-action network) or llm (a model at --policy-url, updated by the trainer at --trainer-url)")
 	fs.Float64Var(&s.PPO.LearningRate, "learning-rate", s.PPO.LearningRate, "PPO's Adam learning rate (0: never update, the static-policy baseline)")
 	enumVar(fs, &s.Protocol, "protocol", "leak-free (rewards on a validation split) or paper (rewards on the test split)")
-	fs.StringVar(&s.Reward, "reward", s.Reward, "reward scheme: paper (a failed program -10 + 0.1 per marker, a valid one its signed score) or bounded (the same, but a valid submission never below the best failure)")
+	enumVar(fs, &s.Reward, "reward", "reward scheme: paper (a failed program -10 + 0.1 per marker, a valid one its signed score) or bounded (the same, but a valid submission never below the best failure)")
 	fs.IntVar(&s.RewardFolds, "reward-folds", s.RewardFolds, "leak-free: run each program on this many of the task's validation folds and reward the mean score (a program must be right on more held-out rows to win; valid programs cost that many runs)")
 	fs.IntVar(&s.RedrawRepeats, "redraw-repeats", s.RedrawRepeats, "draw a training program again, up to this many times, when the run has already sampled the identical program (its result is known, so running it again wastes budget); 0 keeps every draw")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the warm start, the samples and the updates")

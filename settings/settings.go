@@ -73,14 +73,14 @@ type Policy struct {
 // names are the Train workflow input's (histories of running workflows hold them); the YAML
 // names are a preset's `run:` section.
 type Settings struct {
-	Iterations  int      `json:"iterations" yaml:"iterations"`
-	Batch       int      `json:"batch" yaml:"batch"`           // B: samples per update
-	Oversample  int      `json:"oversample" yaml:"oversample"` // m: m*B executions in flight
-	Protocol    Protocol `json:"protocol" yaml:"protocol"`
-	RewardFolds int      `json:"reward_folds,omitempty" yaml:"reward_folds"` // leak-free: validation folds whose mean score is the reward
-	Reward      string   `json:"reward,omitempty" yaml:"reward"`             // reward scheme (reward.Schemes); "" is the paper's
-	Seed        uint64   `json:"seed" yaml:"seed"`
-	EvalSamples int      `json:"eval_samples" yaml:"eval_samples"` // K for best-of-K
+	Iterations  int               `json:"iterations" yaml:"iterations"`
+	Batch       int               `json:"batch" yaml:"batch"`           // B: samples per update
+	Oversample  int               `json:"oversample" yaml:"oversample"` // m: m*B executions in flight
+	Protocol    Protocol          `json:"protocol" yaml:"protocol"`
+	RewardFolds int               `json:"reward_folds,omitempty" yaml:"reward_folds"` // leak-free: validation folds whose mean score is the reward
+	Reward      reward.SchemeName `json:"reward,omitempty" yaml:"reward"`             // "" is the paper's
+	Seed        uint64            `json:"seed" yaml:"seed"`
+	EvalSamples int               `json:"eval_samples" yaml:"eval_samples"` // K for best-of-K
 	// StalenessIterations ends executions sampled more than this many iterations ago (0: never).
 	StalenessIterations int         `json:"staleness_iterations" yaml:"staleness_iterations"`
 	BufferCapacity      int         `json:"buffer_capacity" yaml:"buffer_capacity"`
@@ -109,7 +109,7 @@ type Settings struct {
 // Defaults are the platform's settings (the paper's where they apply to a small network;
 // benchmarks/RESULTS.md says where and why they differ).
 func Defaults() Settings {
-	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: 1, Reward: "paper", Seed: 1,
+	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: 1, Reward: reward.SchemePaper, Seed: 1,
 		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveMixed, ContinueEvery: 10,
 		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: ppo.Paper()}
 }

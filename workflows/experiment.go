@@ -11,6 +11,7 @@ import (
 
 	"mlerl/activities"
 	"mlerl/experiment"
+	"mlerl/settings"
 	"mlerl/worker/queues"
 )
 
@@ -79,7 +80,7 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (experiment.Ledger, er
 	}
 
 	// grade re-runs one program on the full train and grades it on the test answers.
-	grade := func(c workflow.Context, run, task, protocol, sample string) (*activities.FinalGradeResult, error) {
+	grade := func(c workflow.Context, run, task string, protocol settings.Protocol, sample string) (*activities.FinalGradeResult, error) {
 		var fg activities.FinalGradeResult
 		opts := gradeOpts
 		opts.StartToCloseTimeout = in.Inputs[byRun[run]].ExecTimeout
@@ -112,7 +113,7 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (experiment.Ledger, er
 				Sample: imp.Sample, Validation: &score}
 			t, ok := tested[imp.Sample]
 			if !ok {
-				fg, err := grade(c, input.Run, input.Task, string(input.Protocol), imp.Sample)
+				fg, err := grade(c, input.Run, input.Task, input.Protocol, imp.Sample)
 				if err != nil {
 					rec.Reason = fmt.Sprintf("curve point %s not graded: %v", imp.Sample, err)
 					continue

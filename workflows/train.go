@@ -200,7 +200,7 @@ func (r *trainRun) start(ctx workflow.Context) error {
 	default:
 		var init activities.InitPolicyResult
 		if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "warm-start policy for %s", in.Task), r.acts.InitPolicy, activities.InitPolicyInput{
-			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO, Init: string(in.Init), Backend: string(in.Backend), LLM: in.LLM}).Get(ctx, &init); err != nil {
+			Run: in.Run, Task: in.Task, Seed: in.Seed, Policy: in.Policy, PPO: in.PPO, Init: in.Init, Backend: in.Backend, LLM: in.LLM}).Get(ctx, &init); err != nil {
 			return err
 		}
 		r.st.Checkpoint, r.st.Task = init.Checkpoint, init.Task

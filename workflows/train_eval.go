@@ -91,7 +91,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 
 	r.publish(PhaseReporting, 0)
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "write report.md"), r.acts.Report, activities.ReportInput{
-		Run: r.in.Run, Task: r.in.Task, Protocol: string(r.in.Protocol), Settings: r.settings(), Final: result.Final,
+		Run: r.in.Run, Task: r.in.Task, Protocol: r.in.Protocol, Settings: r.settings(), Final: result.Final,
 		Selection: chosen, EvalCount: len(scratch) + len(improved),
 	}).Get(ctx, &result.Report); err != nil {
 		return TrainResult{}, err
@@ -135,7 +135,7 @@ func (r *trainRun) evalBatch(ctx workflow.Context, purpose string, ids, improveO
 func (r *trainRun) finalGrade(ctx workflow.Context, summary, sample string) (*activities.FinalGradeResult, error) {
 	var fg activities.FinalGradeResult
 	err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, summary, sample), r.acts.FinalGrade, activities.FinalGradeInput{
-		Run: r.in.Run, Task: r.in.Task, SampleID: sample, Protocol: string(r.in.Protocol)}).Get(ctx, &fg)
+		Run: r.in.Run, Task: r.in.Task, SampleID: sample, Protocol: r.in.Protocol}).Get(ctx, &fg)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"mlerl/activities"
 	"mlerl/artifacts/runstore"
 	"mlerl/model"
+	"mlerl/reward"
 	"mlerl/settings"
 )
 
@@ -35,8 +36,8 @@ type fakeRun struct {
 	redraws  map[string]int // SampleInput.RedrawRepeats by purpose
 	updates  []activities.UpdateInput
 	executed []string
-	folds    []int    // ExecuteInput.Folds per execution
-	rewards  []string // ExecuteInput.Reward per execution
+	folds    []int               // ExecuteInput.Folds per execution
+	rewards  []reward.SchemeName // ExecuteInput.Reward per execution
 	final    string
 	states   map[string]activities.RunState // SaveState's store
 	calls    int                            // activity executions
