@@ -272,7 +272,7 @@ func TestSampleRedrawsProgramsTheRunAlreadySampled(t *testing.T) {
 	// sample writes ids in batches of 8 (as the workflow tops up) and returns their programs.
 	sample := func(run string, cfg model.Config, redraws int, ids []string) (programs []string, refs []SampleRef) {
 		t.Helper()
-		v, err := env.ExecuteActivity(a.InitPolicy, InitPolicyInput{Run: run, Task: "leaf-classification", Seed: 3, Policy: cfg, PPO: ppo.Paper()})
+		v, err := env.ExecuteActivity(a.InitPolicy, InitPolicyInput{Run: run, Task: "leaf-classification", Seed: 3, Policy: settings.Policy(cfg), PPO: ppo.Paper()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,9 +30,9 @@ func initNetwork(in InitPolicyInput, spec *tasks.Spec, desc model.Task) ([]byte,
 	var p *model.Policy
 	switch in.Init {
 	case "", settings.InitWarmStart:
-		p, err = model.WarmStart(lib, in.Policy, desc, in.Seed)
+		p, err = model.WarmStart(lib, model.Config(in.Policy), desc, in.Seed)
 	case settings.InitUniform:
-		p, err = model.Uniform(lib, in.Policy)
+		p, err = model.Uniform(lib, model.Config(in.Policy))
 	default:
 		return nil, badInput("initial policy %q: use %s or %s", in.Init, settings.InitWarmStart, settings.InitUniform)
 	}

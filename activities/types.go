@@ -31,12 +31,12 @@ func PaperLLMPolicy() LLMPolicy { return LLMPolicy{Temperature: 0.7, TopP: 1, Ma
 
 // InitPolicyInput asks for the run's initial policy.
 type InitPolicyInput struct {
-	Run    string        `json:"run"` // the run id: its artifacts live in the run's store
-	Task   string        `json:"task"`
-	Seed   uint64        `json:"seed"`
-	Policy model.Config  `json:"policy"`
-	PPO    ppo.Config    `json:"ppo"`
-	Init   settings.Init `json:"init,omitempty"` // "" is the warm start
+	Run    string          `json:"run"` // the run id: its artifacts live in the run's store
+	Task   string          `json:"task"`
+	Seed   uint64          `json:"seed"`
+	Policy settings.Policy `json:"policy"`
+	PPO    ppo.Config      `json:"ppo"`
+	Init   settings.Init   `json:"init,omitempty"` // "" is the warm start
 	// Backend is the policy ("" is the network); LLM configures an llm policy.
 	Backend settings.Backend `json:"backend,omitempty"`
 	LLM     LLMPolicy        `json:"llm,omitempty"`

@@ -8,15 +8,18 @@ import (
 
 	"mlerl/codeactions"
 	"mlerl/model/ppo"
-	"mlerl/settings"
 )
 
-// Config is the policy's architecture and sampling settings, declared with the run's other
-// settings.
-type Config = settings.Policy
+// Config is the network's architecture and sampling settings (a run's settings.Policy
+// converts to it: the same fields, so model stays below the settings that configure it).
+type Config struct {
+	Hidden      int     `json:"hidden" yaml:"hidden"`
+	Temperature float64 `json:"temperature" yaml:"temperature"`
+	TopP        float64 `json:"top_p" yaml:"top_p"`
+}
 
 // DefaultConfig follows the paper's sampling (temperature 0.7, top-p 1).
-func DefaultConfig() Config { return settings.Defaults().Policy }
+func DefaultConfig() Config { return Config{Hidden: 64, Temperature: 0.7, TopP: 1.0} }
 
 // Policy is the trainable program writer plus its frozen reference (the warm start) for the KL
 // penalty and the optimiser state.

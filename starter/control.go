@@ -277,7 +277,7 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer c.Close()
 
-	ws, err := worker.Start(worker.Options{Client: c, Activities: acts, Slots: *slots, Roles: list})
+	ws, err := worker.Start(worker.Options{Workflows: workflows.All, Client: c, Activities: acts, Slots: *slots, Roles: list})
 	if err != nil {
 		return err
 	}

@@ -241,7 +241,7 @@ func serveExperiment(ctx context.Context, dirArg string, out io.Writer) error {
 		return err
 	}
 	defer st.close()
-	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots, Roles: info.Roles})
+	ws, err := worker.Start(worker.Options{Workflows: workflows.All, Client: st.client, Activities: acts, Slots: info.Slots, Roles: info.Roles})
 	if err != nil {
 		return err
 	}

@@ -386,7 +386,7 @@ func serve(ctx context.Context, runDirArg, address string, out io.Writer) error 
 		return &stackError{err}
 	}
 	defer st.close()
-	ws, err := worker.Start(worker.Options{Client: st.client, Activities: acts, Slots: info.Slots,
+	ws, err := worker.Start(worker.Options{Workflows: workflows.All, Client: st.client, Activities: acts, Slots: info.Slots,
 		Roles: info.Roles})
 	if err != nil {
 		return err

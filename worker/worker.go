@@ -10,7 +10,6 @@ import (
 
 	"mlerl/activities"
 	"mlerl/worker/queues"
-	"mlerl/workflows"
 )
 
 // Queue roles a worker process can take.
@@ -20,10 +19,13 @@ const (
 	RoleGPU       = "gpu"
 )
 
-// Options say which queues this process serves and with how many sandbox slots.
+// Options say which queues this process serves and with how many sandbox slots. The workflow
+// functions are given (workflows.All), so this package stays below the workflows that name its
+// queues.
 type Options struct {
 	Client     client.Client
 	Activities *activities.Activities
+	Workflows  []any
 	Roles      []string
 	Slots      int
 }
@@ -42,9 +44,14 @@ func Start(o Options) (*Workers, error) {
 		var w sdkworker.Worker
 		switch role {
 		case RoleWorkflows:
+			if len(o.Workflows) == 0 {
+				ws.Stop()
+				return nil, fmt.Errorf("the %s role needs the workflow functions (Options.Workflows)", RoleWorkflows)
+			}
 			w = sdkworker.New(o.Client, queues.Workflows, sdkworker.Options{})
-			w.RegisterWorkflow(workflows.Train)
-			w.RegisterWorkflow(workflows.Experiment)
+			for _, wf := range o.Workflows {
+				w.RegisterWorkflow(wf)
+			}
 			w.RegisterActivity(a.Report)
 			w.RegisterActivity(a.SaveLedger)
 			w.RegisterActivity(a.SaveState)

@@ -92,6 +92,9 @@ func summarised(ctx workflow.Context, opts workflow.ActivityOptions, format stri
 	return workflow.WithActivityOptions(ctx, opts)
 }
 
+// All are the workflows a worker of the workflows queue registers.
+var All = []any{Train, Experiment}
+
 // recentKept bounds the iteration metrics carried in state and queries.
 const recentKept = 20
 

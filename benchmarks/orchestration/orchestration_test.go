@@ -104,7 +104,7 @@ func runTraining(t *testing.T, sb *timedSandbox, slots, batch, oversample, itera
 	acts := &activities.Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb,
 		Instrumenter: instrument.AST{Python: testenv.Python}, Tasks: tasks.Builtin(),
 		Layout: tasks.Layout{DataDir: dataDir}, ScratchDir: t.TempDir()}
-	ws, err := worker.Start(worker.Options{Client: c, Activities: acts, Slots: slots,
+	ws, err := worker.Start(worker.Options{Workflows: workflows.All, Client: c, Activities: acts, Slots: slots,
 		Roles: []string{worker.RoleWorkflows, worker.RoleExec, worker.RoleGPU}})
 	if err != nil {
 		t.Fatal(err)
