@@ -1,0 +1,120 @@
+package experiment
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+const noRule = `name: grid
+tasks: [leaf-classification, random-acts-of-pizza]
+seeds: [1, 2]
+`
+
+const base = noRule + "pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}\n"
+
+func TestBuiltinSpecsParse(t *testing.T) {
+	names := BuiltinNames()
+	for _, want := range []string{"ablations", "learning", "paper", "table1"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("built-in spec %s missing from %v", want, names)
+		}
+	}
+	for _, n := range names {
+		s, raw, err := Load(n)
+		if err != nil || len(raw) == 0 || len(s.Cells()) == 0 {
+			t.Errorf("%s: %v (%d bytes, %d cells)", n, err, len(raw), len(s.Cells()))
+		}
+	}
+	if _, _, err := Load("tabel1"); err == nil || !strings.Contains(err.Error(), "not a built-in spec") {
+		t.Errorf("a misspelt spec name: %v", err)
+	}
+}
+
+// Cells go seed by seed, then task, then arm; a matched arm after the arm it is matched to; an
+// arm limited to some tasks only on those; every cell's flags are the budget, the arm's, then
+// its seed.
+func TestCellsExpandTheGrid(t *testing.T) {
+	s, err := Parse([]byte(base + `arms: [static-matched, rl, static, {name: fast, flags: [--iterations, "2"], tasks: [random-acts-of-pizza]}]
+flags: [--batch, "4"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range s.Cells() {
+		got = append(got, c.Run)
+	}
+	want := []string{
+		"leaf-classification-rl-s1", "leaf-classification-static-s1", "leaf-classification-static-matched-s1",
+		"random-acts-of-pizza-rl-s1", "random-acts-of-pizza-static-s1", "random-acts-of-pizza-fast-s1", "random-acts-of-pizza-static-matched-s1",
+		"leaf-classification-rl-s2", "leaf-classification-static-s2", "leaf-classification-static-matched-s2",
+		"random-acts-of-pizza-rl-s2", "random-acts-of-pizza-static-s2", "random-acts-of-pizza-fast-s2", "random-acts-of-pizza-static-matched-s2",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("cells\n%v\nwant\n%v", got, want)
+	}
+	for _, c := range s.Cells() {
+		switch c.Arm {
+		case "static-matched":
+			if c.Match != RunName(c.Task, "rl", c.Seed) {
+				t.Errorf("%s matched to %q", c.Run, c.Match)
+			}
+		case "fast":
+			if want := []string{"--batch", "4", "--iterations", "2", "--seed", "2"}; c.Seed == 2 && !slices.Equal(c.Flags, want) {
+				t.Errorf("%s flags %v, want %v", c.Run, c.Flags, want)
+			}
+		case "static":
+			if want := []string{"--batch", "4", "--learning-rate", "0", "--seed", "1"}; c.Seed == 1 && !slices.Equal(c.Flags, want) {
+				t.Errorf("%s flags %v, want %v", c.Run, c.Flags, want)
+			}
+		}
+	}
+}
+
+// Every bad spec is refused naming the field and what to do.
+func TestValidateNamesTheField(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"unknown key", base + "arms: [rl, static]\nseed: [3]\n", "field seed not found"},
+		{"unknown arm", base + "arms: [rl, statik]\n", `unknown arm "statik"`},
+		{"no arms", base + "arms: []\n", "field arms: list at least one arm"},
+		{"arm twice", base + "arms: [rl, static, rl]\n", "field arms: rl is listed twice"},
+		{"task twice", strings.Replace(base, "random-acts-of-pizza]", "random-acts-of-pizza, leaf-classification]", 1) + "arms: [rl, static]\n", "field tasks: leaf-classification is listed twice"},
+		{"seed twice", strings.Replace(base, "[1, 2]", "[1, 1]", 1) + "arms: [rl, static]\n", "field seeds: 1 is listed twice"},
+		{"no seeds", strings.Replace(base, "[1, 2]", "[]", 1) + "arms: [rl, static]\n", "field seeds: list the seeds"},
+		{"bad name", strings.Replace(base, "name: grid", "name: my grid", 1) + "arms: [rl, static]\n", "field name"},
+		{"too concurrent", base + "arms: [rl, static]\nmax_concurrent: 100\n", "field max_concurrent"},
+		{"arm on a task outside the spec", base + "arms: [rl, static, {name: x, tasks: [spooky-author-identification]}]\n", "field arms.x.tasks"},
+		{"matched to a missing arm", noRule + "arms: [static, {name: m, flags: [], match_sandbox_seconds: rl}]\npass_rule: {arm: static, versus: [m], measure: best_test, min_seeds: 1}\n", `field arms.m.match_sandbox_seconds: arm "rl" is not in the spec`},
+		{"matched to a matched arm", base + "arms: [rl, static, static-matched, {name: m2, flags: [], match_sandbox_seconds: static-matched}]\n", "is itself matched"},
+		{"a flag the experiment owns", noRule + "arms: [rl, {name: s, flags: [--seed, \"4\"]}]\npass_rule: {arm: rl, versus: [s], measure: best_test, min_seeds: 1}\n", "field arms.s.flags: --seed is set by the experiment"},
+		{"an owned flag in the budget", base + "arms: [rl, static]\nflags: [-out=x]\n", "field flags: --out is set by the experiment"},
+		{"pass rule on a missing arm", strings.Replace(base, "arm: rl,", "arm: ppo,", 1) + "arms: [rl, static]\n", `field pass_rule.arm: "ppo"`},
+		{"pass rule against itself", strings.Replace(base, "versus: [static]", "versus: [rl]", 1) + "arms: [rl, static]\n", "field pass_rule.versus"},
+		{"pass rule measure", strings.Replace(base, "best_test", "mean", 1) + "arms: [rl, static]\n", "field pass_rule.measure"},
+		{"pass rule needs more seeds than run", strings.Replace(base, "min_seeds: 1", "min_seeds: 3", 1) + "arms: [rl, static]\n", "field pass_rule.min_seeds"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Parse([]byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// A built-in arm limited to some tasks keeps its flags; a mapping with flags is the user's own.
+func TestArmForms(t *testing.T) {
+	s, err := Parse([]byte(base + "arms: [rl, {name: static, tasks: [leaf-classification]}, {name: mine, flags: [--batch, \"2\"], about: small batches}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := s.Arms[1]; !slices.Equal(a.Flags, BuiltinArms["static"].Flags) || a.About == "" || !slices.Equal(a.Tasks, []string{"leaf-classification"}) {
+		t.Errorf("limited built-in arm: %+v", a)
+	}
+	if a := s.Arms[2]; !slices.Equal(a.Flags, []string{"--batch", "2"}) || a.About != "small batches" {
+		t.Errorf("own arm: %+v", a)
+	}
+	if s.MaxConcurrent != 2 {
+		t.Errorf("max_concurrent defaults to 2, got %d", s.MaxConcurrent)
+	}
+}
