@@ -3,7 +3,6 @@ package settings
 import (
 	"flag"
 	"fmt"
-	"slices"
 	"strconv"
 )
 
@@ -33,17 +32,6 @@ func (s *Settings) Register(fs *flag.FlagSet) {
 	enumVar(fs, &s.PPO.RewardShaping, "reward-shaping", "what PPO does to each batch's rewards before its advantages: none, or rank (centred ranks: only the order counts, so crashes do not drown the differences between valid programs)")
 	enumVar(fs, &s.PPO.Advantage, "advantage", "PPO's advantage estimator: gae (against the value head: maximises the mean reward), or risk-seeking (learn only from each batch's top --risk-epsilon, against its quantile: maximises the best program; best with --reward-shaping rank)")
 	fs.Float64Var(&s.PPO.RiskEpsilon, "risk-epsilon", s.PPO.RiskEpsilon, "with --advantage risk-seeking: the top share of each batch that is learnt from")
-}
-
-// Names lists the flags Register binds: a preset's values give way to these when given.
-func Names() []string {
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	s := Defaults()
-	s.Register(fs)
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	slices.Sort(names)
-	return names
 }
 
 // enumVar binds a flag to a string-typed setting; Validate checks the value.

@@ -30,25 +30,23 @@ func (f *policyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.TrainerURL, "trainer-url", "", "llm policy: base URL of the trainer service (POST /update; llm/doc.go); without it, run with --learning-rate 0")
 }
 
-// check validates the servers for a run with this backend and learning rate lr.
+// check validates the servers for a run with this backend (settings.Validate has checked its
+// name) and learning rate lr.
 func (f policyFlags) check(backend settings.Backend, lr float64) error {
-	switch backend {
-	case settings.BackendNetwork:
+	if backend != settings.BackendLLM {
 		if f.URL != "" || f.TrainerURL != "" {
 			return errors.New("--policy-url and --trainer-url are for --policy llm")
 		}
 		return nil
-	case settings.BackendLLM:
-		if f.URL == "" || f.Model == "" {
-			return errors.New("--policy llm needs --policy-url and --policy-model")
-		}
-		if lr > 0 && f.TrainerURL == "" {
-			return errors.New("--policy llm learns through a trainer service: give --trainer-url, or --learning-rate 0 to sample from a fixed model")
-		}
-		_, _, err := f.open()
-		return err
 	}
-	return fmt.Errorf("--policy must be %s or %s, got %q", settings.BackendNetwork, settings.BackendLLM, backend)
+	if f.URL == "" || f.Model == "" {
+		return errors.New("--policy llm needs --policy-url and --policy-model")
+	}
+	if lr > 0 && f.TrainerURL == "" {
+		return errors.New("--policy llm learns through a trainer service: give --trainer-url, or --learning-rate 0 to sample from a fixed model")
+	}
+	_, _, err := f.open()
+	return err
 }
 
 // open returns the model server and trainer clients (nil when not configured).
