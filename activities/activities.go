@@ -17,7 +17,7 @@ import (
 
 // Activities are a run's side effects, with their dependencies. Each activity is a method, in
 // the file of its concern: policy.go (InitPolicy, and how a policy backend is chosen),
-// sampling.go, instrument.go, execute.go, update.go, buffer.go, grade.go, report.go,
+// sampling.go, instrument.go, execute.go, update.go, buffer.go, grade.go, answer.go, report.go,
 // state.go, recovery.go, ledger.go. The policy backends are network.go and llmpolicy.go;
 // where things live in a run's store is package runstore.
 type Activities struct {
@@ -26,7 +26,10 @@ type Activities struct {
 	Instrumenter instrument.Instrumenter
 	Tasks        *tasks.Registry
 	Layout       tasks.Layout
-	ScratchDir   string // sandbox work folders are created here and removed after each run
+	// Python is the host's interpreter with pandas (as tasks.Preparer's): it carves the final
+	// answer's cross-validation folds. "" is python3.
+	Python     string
+	ScratchDir string // sandbox work folders are created here and removed after each run
 	// PolicyLLM is the model server an llm policy samples from, and Trainer the service that
 	// updates it (llm/doc.go); both nil on workers that only serve the network policy.
 	PolicyLLM *llm.Client

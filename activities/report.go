@@ -8,6 +8,7 @@ import (
 
 	"mlerl/artifacts"
 	"mlerl/artifacts/runstore"
+	"mlerl/grading"
 	"mlerl/report"
 	"mlerl/settings"
 )
@@ -23,19 +24,18 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 	ours := report.Ours{Label: "mlerl policy (best of " + fmt.Sprint(in.EvalCount) + ")", Protocol: string(in.Protocol)}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Run %s: %s\n\nProtocol: %s. Settings: %s.\n\n", in.Run, in.Task, in.Protocol, in.Settings)
+	var results []report.Ours
+	if ans := in.Answer; ans != nil {
+		answer := report.Ours{Label: fmt.Sprintf("mlerl final answer (%d-fold CV ensemble)", ans.Folds), Protocol: string(in.Protocol)}
+		if ans.Test != nil {
+			graded(&answer, ans.Test.Report)
+		}
+		results = append(results, answer)
+		writeAnswer(&b, ans)
+	}
 	if in.Final != nil {
 		r := in.Final.Report
-		ours.Score, ours.Valid, ours.AboveMedian = r.Score, r.ValidSubmission, r.AboveMedian
-		switch {
-		case r.GoldMedal:
-			ours.Medal = "gold"
-		case r.SilverMedal:
-			ours.Medal = "silver"
-		case r.BronzeMedal:
-			ours.Medal = "bronze"
-		default:
-			ours.Medal = "none"
-		}
+		graded(&ours, r)
 		fmt.Fprintf(&b, "Chosen program: `%s`", runstore.Sample(in.Final.SampleID).Program())
 		if in.Selection != nil && in.Selection.Score != nil {
 			on := "validation split"
@@ -53,7 +53,7 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 	} else {
 		b.WriteString("No evaluated program produced a valid submission, so nothing was graded on the test answers.\n\n")
 	}
-	rows, err := report.Rows(in.Task, ours)
+	rows, err := report.Rows(in.Task, append(results, ours)...)
 	if err != nil {
 		return ReportResult{}, err
 	}
@@ -96,4 +96,63 @@ func readMetrics(ctx context.Context, store artifacts.Store) []IterationMetrics 
 		}
 	}
 	return out
+}
+
+// graded fills a result row from its MLE-bench report.
+func graded(o *report.Ours, r grading.Report) {
+	o.Score, o.Valid, o.AboveMedian = r.Score, r.ValidSubmission, r.AboveMedian
+	switch {
+	case r.GoldMedal:
+		o.Medal = "gold"
+	case r.SilverMedal:
+		o.Medal = "silver"
+	case r.BronzeMedal:
+		o.Medal = "bronze"
+	default:
+		o.Medal = "none"
+	}
+}
+
+// writeAnswer is the report's section on the final answer: every candidate's cross-validation,
+// the members chosen with their weights, and each one's and the blend's test score.
+func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
+	fmt.Fprintf(b, "## Final answer\n\nThe run's best distinct programs (training and evaluation, by their selection score; copies of a better one skipped: %d) were cross-validated on a %d-fold partition of the full public train; greedy ensemble selection (Caruana et al., 2004) weighed them on their out-of-fold predictions; the members were refit on the full public train and their test submissions blended (`%s`). Cross-validation and refits used %.0f sandbox-seconds.\n\n",
+		ans.Duplicates, ans.Folds, runstore.AnswerSubmissionKey, ans.SandboxSeconds)
+	if ans.Note != "" {
+		fmt.Fprintf(b, "No final answer: %s.\n\n", ans.Note)
+		return
+	}
+	num := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.5f", *v)
+	}
+	weight := map[string]AnswerMember{}
+	for _, m := range ans.Members {
+		weight[m.SampleID] = m
+	}
+	b.WriteString("| program | CV score (out-of-fold) | fold scores | weight | test score alone | note |\n|---|---|---|---|---|---|\n")
+	for _, c := range ans.Candidates {
+		w, test := "-", "-"
+		if m, ok := weight[c.SampleID]; ok {
+			w = fmt.Sprintf("%.2f", m.Weight)
+			if m.Test != nil {
+				test = num(m.Test.Report.Score)
+			}
+		}
+		folds := make([]string, len(c.FoldScores))
+		for i, f := range c.FoldScores {
+			folds[i] = fmt.Sprintf("%.4f", f)
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %s |\n", c.SampleID, num(c.Score), strings.Join(folds, " "), w, test, c.Reason)
+	}
+	test := "-"
+	if ans.Test != nil {
+		test = num(ans.Test.Report.Score)
+		if ans.Test.Reason != "" && ans.Test.Report.Score == nil {
+			test = "invalid: " + ans.Test.Reason
+		}
+	}
+	fmt.Fprintf(b, "| **ensemble** | %s | | 1 | %s | %d members |\n\n", num(ans.CVScore), test, len(ans.Members))
 }

@@ -221,6 +221,7 @@ type ReportInput struct {
 	Final     *FinalGradeResult `json:"final"`
 	Selection *ExecuteResult    `json:"selection"`
 	EvalCount int               `json:"eval_count"`
+	Answer    *FinalAnswer      `json:"answer,omitempty"`
 }
 
 // ReportResult is the rendered report.
@@ -253,6 +254,14 @@ type RunState struct {
 	SandboxSeconds float64 `json:"sandbox_seconds,omitempty"`
 	// StartedAt is when training began (workflow time), for wall-time curves.
 	StartedAt time.Time `json:"started_at"`
+	// Leaders are the best valid programs so far, best first: the final answer's candidates.
+	Leaders []Leader `json:"leaders,omitempty"`
+}
+
+// Leader is one of a run's best programs by its selection-split score.
+type Leader struct {
+	Sample string  `json:"sample"`
+	Score  float64 `json:"score"`
 }
 
 // Improvement is a new best training program and the budget used when it was found.
@@ -274,4 +283,84 @@ type SaveStateInput struct {
 type LoadStateInput struct {
 	Run string `json:"run"`
 	Key string `json:"key"`
+}
+
+// CandidatesInput names the run's best programs, best first, to pick the final answer's
+// candidates from.
+type CandidatesInput struct {
+	Run string   `json:"run"`
+	IDs []string `json:"ids"`
+	Max int      `json:"max"`
+}
+
+// CandidatesResult are the first Max programs of IDs that differ in their code.
+type CandidatesResult struct {
+	IDs        []string `json:"ids"`
+	Duplicates int      `json:"duplicates"` // programs skipped as copies of a better one
+}
+
+// CrossValidateInput runs a program on each fold of a k-fold partition of the public train.
+type CrossValidateInput struct {
+	Run      string `json:"run"`
+	Task     string `json:"task"`
+	SampleID string `json:"sample_id"`
+	Folds    int    `json:"folds"`
+}
+
+// CrossValidateResult is a program's cross-validation: Score grades its out-of-fold
+// predictions (every train row predicted by the fold that held it out) when every fold
+// produced a valid submission.
+type CrossValidateResult struct {
+	SampleID   string    `json:"sample_id"`
+	Score      *float64  `json:"score"`
+	FoldScores []float64 `json:"fold_scores,omitempty"`
+	Reason     string    `json:"reason,omitempty"` // why there is no score
+	DurationS  float64   `json:"duration_s"`
+}
+
+// EnsembleInput asks for greedy ensemble selection over cross-validated programs.
+type EnsembleInput struct {
+	Run       string   `json:"run"`
+	Task      string   `json:"task"`
+	Folds     int      `json:"folds"`
+	SampleIDs []string `json:"sample_ids"` // programs with a cross-validation score
+	Rounds    int      `json:"rounds"`
+}
+
+// AnswerMember is one program of the final answer.
+type AnswerMember struct {
+	SampleID string            `json:"sample_id"`
+	Weight   float64           `json:"weight"`
+	CVScore  *float64          `json:"cv_score"`
+	Test     *FinalGradeResult `json:"test,omitempty"` // the program alone, refit and graded on the test answers
+}
+
+// EnsembleResult is the chosen blend and its out-of-fold score.
+type EnsembleResult struct {
+	Members []AnswerMember `json:"members"`
+	CVScore float64        `json:"cv_score"`
+	Rounds  int            `json:"rounds"` // rounds run; the blend is the best round's
+}
+
+// BlendInput blends the members' test submissions (refit on the full public train) into the
+// final answer and grades it.
+type BlendInput struct {
+	Run      string            `json:"run"`
+	Task     string            `json:"task"`
+	Protocol settings.Protocol `json:"protocol"`
+	Answer   FinalAnswer       `json:"answer"`
+}
+
+// FinalAnswer is a run's answer: the cross-validated ensemble of its best programs, refit on
+// the full public train. Everything but Test is chosen without the test answers.
+type FinalAnswer struct {
+	Folds      int                   `json:"folds"`
+	Candidates []CrossValidateResult `json:"candidates"`
+	Duplicates int                   `json:"duplicates,omitempty"`
+	Members    []AnswerMember        `json:"members,omitempty"`
+	CVScore    *float64              `json:"cv_score,omitempty"` // the blend's out-of-fold score
+	Test       *FinalGradeResult     `json:"test,omitempty"`     // the blend graded on the test answers
+	// SandboxSeconds is what cross-validation and the refits cost, on top of training.
+	SandboxSeconds float64 `json:"sandbox_seconds"`
+	Note           string  `json:"note,omitempty"` // why there is no answer, or what was left out
 }

@@ -67,21 +67,25 @@ type Ours struct {
 	SelectionOn string
 }
 
-// Rows builds the comparison: our run first, then the paper's systems for the task.
-func Rows(task string, ours Ours) ([]Row, error) {
+// Rows builds the comparison: our run's results first (its final answer, its best-of-K), then
+// the paper's systems for the task.
+func Rows(task string, ours ...Ours) ([]Row, error) {
 	bs, err := Baselines(task)
 	if err != nil {
 		return nil, err
 	}
-	score := "no valid program"
-	if ours.Score != nil {
-		score = strconv.FormatFloat(*ours.Score, 'f', 5, 64)
+	var rows []Row
+	for _, o := range ours {
+		score := "no valid program"
+		if o.Score != nil {
+			score = strconv.FormatFloat(*o.Score, 'f', 5, 64)
+		}
+		medal := o.Medal
+		if o.Score != nil && o.AboveMedian {
+			medal += " (above median)"
+		}
+		rows = append(rows, Row{System: o.Label, Source: "this run, " + o.Protocol + " protocol", Score: score, Medal: medal})
 	}
-	medal := ours.Medal
-	if ours.Score != nil && ours.AboveMedian {
-		medal += " (above median)"
-	}
-	rows := []Row{{System: ours.Label, Source: "this run, " + ours.Protocol + " protocol", Score: score, Medal: medal}}
 	for _, b := range bs {
 		s := "n/a"
 		if b.Mean != nil {

@@ -104,6 +104,13 @@ type Settings struct {
 	// Instrumenter "none" runs programs without progress prints (the instrumentation ablation);
 	// "" uses the worker's instrumenter.
 	Instrumenter string `json:"instrumenter,omitempty" yaml:"-"`
+	// FinalCandidates is how many of the run's best distinct programs (training and evaluation)
+	// the final answer cross-validates and ensembles (0: no final answer, only best-of-K).
+	FinalCandidates int `json:"final_candidates,omitempty" yaml:"final_candidates"`
+	// FinalFolds is the final answer's k-fold cross-validation of the full public train.
+	FinalFolds int `json:"final_folds,omitempty" yaml:"final_folds"`
+	// EnsembleRounds bounds greedy ensemble selection's rounds (the ensemble's size).
+	EnsembleRounds int `json:"ensemble_rounds,omitempty" yaml:"ensemble_rounds"`
 }
 
 // Defaults are the platform's settings (the paper's where they apply to a small network;
@@ -111,7 +118,8 @@ type Settings struct {
 func Defaults() Settings {
 	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: 1, Reward: reward.SchemePaper, Seed: 1,
 		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveMixed, ContinueEvery: 10,
-		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: ppo.Paper()}
+		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: ppo.Paper(),
+		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25}
 }
 
 // ppoFlags names the flag of each PPO setting that has one (the rest come from presets).
@@ -158,6 +166,12 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("--sandbox-seconds must be 0 (no such budget) or positive, got %v", s.SandboxSeconds)
 	case s.Instrumenter != "" && s.Instrumenter != InstrumenterNone:
 		return fmt.Errorf("a run's instrumenter must be empty (the worker's) or %s, got %q", InstrumenterNone, s.Instrumenter)
+	case s.FinalCandidates < 0:
+		return fmt.Errorf("--final-candidates must be 0 (no final answer) or more, got %d", s.FinalCandidates)
+	case s.FinalCandidates > 0 && s.FinalFolds < 2:
+		return fmt.Errorf("--final-folds must be at least 2 (k-fold cross-validation), got %d; or turn the final answer off with --final-candidates 0", s.FinalFolds)
+	case s.FinalCandidates > 0 && s.EnsembleRounds < 1:
+		return fmt.Errorf("--ensemble-rounds must be at least 1, got %d", s.EnsembleRounds)
 	case s.Policy.Temperature <= 0 || s.Policy.TopP <= 0 || s.Policy.TopP > 1 || s.Policy.Hidden < 1:
 		return fmt.Errorf("policy: temperature must be positive, top_p in (0, 1] and hidden at least 1, got %+v", s.Policy)
 	}

@@ -62,7 +62,7 @@ func (d hostDeps) activities(ctx context.Context, runs artifacts.Runs) (*activit
 		return nil, err
 	}
 	return &activities.Activities{Runs: runs, Sandbox: sb, Instrumenter: ins, Tasks: registry,
-		Layout: tasks.Layout{DataDir: d.DataDir}, ScratchDir: filepath.Join(os.TempDir(), "mlerl-work"),
+		Layout: tasks.Layout{DataDir: d.DataDir}, Python: d.Python, ScratchDir: filepath.Join(os.TempDir(), "mlerl-work"),
 		PolicyLLM: policyLLM, Trainer: trainer}, nil
 }
 

@@ -1,6 +1,8 @@
 # Carves the leak-free validation split out of a prepared task's public train: a seeded share of
 # the train rows becomes a test file with the real test's columns, answers with the real answers'
 # columns, and a sample submission like the real one; the rest is the validation train.
+# With cv_folds set it writes one fold of a partition of the whole train instead (the final
+# answer's cross-validation).
 #   python3 carve.py CONFIG_JSON
 import json
 import math
@@ -39,13 +41,21 @@ missing = [c for c in test_cols if c not in train.columns]
 if missing:
     sys.exit(f"the public test has columns the train lacks ({missing[:5]}): this task cannot be carved")
 n = len(train)
-k = math.ceil(cfg["fraction"] * n)
 fold = cfg.get("fold", 1)
-if fold * k > n:
-    sys.exit(f"fold {fold} of {k} rows does not fit in the {n} train rows: lower validation.folds or validation.fraction")
-# Folds are consecutive shares of one permutation: fold 1 does not depend on the fold count.
 order = np.random.RandomState(cfg["seed"]).permutation(n)
-held = order[(fold - 1) * k : fold * k]
+if cfg.get("cv_folds"):
+    # Cross-validation: the folds partition the whole train (sizes differ by at most one row),
+    # so their held-out predictions together cover every train row once.
+    if cfg["cv_folds"] > n:
+        sys.exit(f"{cfg['cv_folds']} cross-validation folds need at least as many train rows, the train has {n}")
+    held = np.array_split(order, cfg["cv_folds"])[fold - 1]
+    k = len(held)
+else:
+    k = math.ceil(cfg["fraction"] * n)
+    if fold * k > n:
+        sys.exit(f"fold {fold} of {k} rows does not fit in the {n} train rows: lower validation.folds or validation.fraction")
+    # Folds are consecutive shares of one permutation: fold 1 does not depend on the fold count.
+    held = order[(fold - 1) * k : fold * k]
 val_idx, train_idx = np.sort(held), np.sort(np.setdiff1d(order, held))
 val = train.iloc[val_idx]
 

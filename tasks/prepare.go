@@ -202,16 +202,18 @@ func lastLines(s string, n int) string {
 // Deterministic.
 func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) error {
 	for f := 1; f <= s.Validation.FoldCount(); f++ {
-		if err := carveFold(ctx, s, l, python, f); err != nil {
+		if err := carveFold(ctx, s, l, python, f, l.FoldDirs(s.ID, f), 0); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int) error {
-	src, dst := l.Dirs(s.ID, SplitTest), l.FoldDirs(s.ID, fold)
-	cfg, err := json.Marshal(map[string]any{
+// carveFold writes fold into dst: a validation fold, or with cvFolds > 0 fold of that many
+// folds partitioning the train.
+func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int, dst Dirs, cvFolds int) error {
+	src := l.Dirs(s.ID, SplitTest)
+	cfg, err := json.Marshal(map[string]any{"cv_folds": cvFolds,
 		"public": src.Public, "private": src.Private, "out_public": dst.Public, "out_private": dst.Private,
 		"files": map[string]string{"train": s.Files.Train, "test": s.Files.Test,
 			"sample_submission": s.Files.SampleSubmission, "answers": s.Files.Answers},
@@ -226,7 +228,11 @@ func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int) 
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("carving validation fold %d of %s: %v: %s", fold, s.ID, err, lastLines(strings.TrimSpace(stderr.String()), 5))
+		what := "validation fold"
+		if cvFolds > 0 {
+			what = fmt.Sprintf("cross-validation fold (of %d)", cvFolds)
+		}
+		return fmt.Errorf("carving %s %d of %s: %v: %s", what, fold, s.ID, err, lastLines(strings.TrimSpace(stderr.String()), 5))
 	}
 	return nil
 }

@@ -56,11 +56,16 @@ func Start(o Options) (*Workers, error) {
 			w.RegisterActivity(a.SaveLedger)
 			w.RegisterActivity(a.SaveState)
 			w.RegisterActivity(a.LoadState)
+			w.RegisterActivity(a.CandidatePrograms)
 		case RoleExec:
 			w = sdkworker.New(o.Client, queues.Exec, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.Slots})
 			w.RegisterActivity(a.InstrumentPrograms)
 			w.RegisterActivity(a.ExecuteProgram)
 			w.RegisterActivity(a.FinalGrade)
+			// The final answer's steps read the task's data, which lives where programs run.
+			w.RegisterActivity(a.CrossValidate)
+			w.RegisterActivity(a.SelectEnsemble)
+			w.RegisterActivity(a.BlendAnswer)
 		case RoleGPU:
 			// One update at a time: the policy is a single set of weights.
 			w = sdkworker.New(o.Client, queues.GPU, sdkworker.Options{MaxConcurrentActivityExecutionSize: 1})

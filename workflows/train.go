@@ -84,6 +84,8 @@ type TrainResult struct {
 	BestScore      *float64                     `json:"best_score,omitempty"`
 	Improvements   []activities.Improvement     `json:"improvements,omitempty"`
 	Best           *activities.FinalGradeResult `json:"best,omitempty"`
+	// Answer is the run's final answer: the cross-validated ensemble of its best programs.
+	Answer *activities.FinalAnswer `json:"answer,omitempty"`
 }
 
 // summarised returns ctx with options whose one-line summary the Web UI shows for the activity.
@@ -336,6 +338,7 @@ func (r *trainRun) score(ctx workflow.Context, it int, done []outcome) (m activi
 			s := *o.Result.Score
 			scored++
 			scoreSum += s
+			st.Leaders = addLeader(st.Leaders, st.Task.LowerIsBetter, activities.Leader{Sample: o.ID, Score: s})
 			if better(st.Task.LowerIsBetter, s, st.Best) {
 				st.Best, st.BestSample = &s, o.ID
 				st.Improvements = append(st.Improvements, activities.Improvement{Sample: o.ID, Score: s,

@@ -41,6 +41,7 @@ const (
 	PhaseStopping           = "stopping: finishing in-flight work"
 	PhaseEvaluating         = "evaluating"
 	PhaseFinalGrading       = "final grading"
+	PhaseFinalAnswer        = "final answer: cross-validating the best programs"
 	PhaseReporting          = "reporting"
 	PhaseDone               = "done"
 )

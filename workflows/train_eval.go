@@ -33,7 +33,7 @@ func evalID(attempt int, purpose string, k int) string {
 
 // evaluate is the end of a run: best-of-K from the final policy (K scratch programs, then one
 // improve program for each), the chosen one and the run's best training program graded on the
-// test answers, and the report.
+// test answers, the final answer (finalAnswer), and the report.
 func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainResult, error) {
 	r.publish(PhaseEvaluating, 0)
 	scratchIDs := make([]string, r.in.EvalSamples)
@@ -89,10 +89,23 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 		}
 	}
 
+	if v := workflow.GetVersion(ctx, "final-answer", workflow.DefaultVersion, 1); v >= 1 && r.in.FinalCandidates > 0 {
+		graded := map[string]*activities.FinalGradeResult{}
+		if result.Final != nil {
+			graded[result.Final.SampleID] = result.Final
+		}
+		if result.Best != nil {
+			graded[result.Best.SampleID] = result.Best
+		}
+		if result.Answer, err = r.finalAnswer(ctx, append(scratch, improved...), graded); err != nil {
+			return TrainResult{}, err
+		}
+	}
+
 	r.publish(PhaseReporting, 0)
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "write report.md"), r.acts.Report, activities.ReportInput{
 		Run: r.in.Run, Task: r.in.Task, Protocol: r.in.Protocol, Settings: r.settings(), Final: result.Final,
-		Selection: chosen, EvalCount: len(scratch) + len(improved),
+		Selection: chosen, EvalCount: len(scratch) + len(improved), Answer: result.Answer,
 	}).Get(ctx, &result.Report); err != nil {
 		return TrainResult{}, err
 	}

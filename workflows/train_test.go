@@ -38,7 +38,16 @@ type fakeRun struct {
 	executed []string
 	folds    []int               // ExecuteInput.Folds per execution
 	rewards  []reward.SchemeName // ExecuteInput.Reward per execution
-	final    string
+	final    string   // the first program FinalGrade graded: best-of-K's choice
+	graded   []string // every FinalGrade, in order
+	// The final answer's activities: the candidate lists asked for, the cross-validations run
+	// (and their timeout), the programs ensembled and the answer blended.
+	candidates [][]string
+	crossVal   []string
+	cvTimeout  time.Duration
+	ensembled  []string
+	blended    *activities.FinalAnswer
+	cvErr      error // CrossValidate's error, when set
 	states   map[string]activities.RunState // SaveState's store
 	calls    int                            // activity executions
 	maxCalls int                            // the most activity executions in one segment
@@ -114,8 +123,46 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env.OnActivity(a.RefreshBuffer, mock.Anything, mock.Anything).Return(activities.BufferResult{Size: 1}, nil)
 	env.OnActivity(a.FinalGrade, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.FinalGradeInput) (activities.FinalGradeResult, error) {
-			f.final = in.SampleID
-			return activities.FinalGradeResult{SampleID: in.SampleID}, nil
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.final == "" {
+				f.final = in.SampleID
+			}
+			f.graded = append(f.graded, in.SampleID)
+			return activities.FinalGradeResult{SampleID: in.SampleID, DurationS: 1}, nil
+		})
+	env.OnActivity(a.CandidatePrograms, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.CandidatesInput) (activities.CandidatesResult, error) {
+			f.candidates = append(f.candidates, in.IDs)
+			return activities.CandidatesResult{IDs: in.IDs[:min(in.Max, len(in.IDs))]}, nil
+		})
+	env.OnActivity(a.CrossValidate, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.CrossValidateInput) (activities.CrossValidateResult, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.crossVal = append(f.crossVal, in.SampleID)
+			if dl, ok := ctx.Deadline(); ok {
+				f.cvTimeout = max(f.cvTimeout, time.Until(dl))
+			}
+			if f.cvErr != nil {
+				return activities.CrossValidateResult{}, f.cvErr
+			}
+			return activities.CrossValidateResult{SampleID: in.SampleID, Score: score(in.SampleID), DurationS: 2}, nil
+		})
+	env.OnActivity(a.SelectEnsemble, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.EnsembleInput) (activities.EnsembleResult, error) {
+			f.ensembled = in.SampleIDs
+			// The two best, in thirds: enough to check the members flow on to refits and blend.
+			out := activities.EnsembleResult{CVScore: 0.1}
+			for i, id := range in.SampleIDs[:min(2, len(in.SampleIDs))] {
+				out.Members = append(out.Members, activities.AnswerMember{SampleID: id, Weight: []float64{2. / 3, 1. / 3}[i]})
+			}
+			return out, nil
+		})
+	env.OnActivity(a.BlendAnswer, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.BlendInput) (activities.FinalGradeResult, error) {
+			f.blended = &in.Answer
+			return activities.FinalGradeResult{SampleID: "final-answer"}, nil
 		})
 	env.OnActivity(a.Report, mock.Anything, mock.Anything).Return(activities.ReportResult{Table: "t"}, nil)
 	env.OnActivity(a.SaveState, mock.Anything, mock.Anything).Return(

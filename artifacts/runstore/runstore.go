@@ -16,6 +16,8 @@
 //	metrics.jsonl                  MetricsKey: all of them
 //	state/segment-NNNN.json        SegmentKey: the state a continue-as-new segment starts from
 //	recovery.jsonl                 RecoveryKey: damaged checkpoints stepped over
+//	final-answer/...               AnswerSubmissionKey, AnswerKey: the run's final answer (the
+//	                               cross-validated ensemble of its best programs) and its grade
 //	report.md                      ReportKey: the run's report, written last
 //
 // An experiment directory:
@@ -51,6 +53,11 @@ const (
 	CheckpointsDir = "checkpoints"
 	// SamplesDir holds one folder per sample (Sample).
 	SamplesDir = "samples"
+	// AnswerSubmissionKey is the final answer's submission for the real test: its members'
+	// test submissions blended with the chosen weights.
+	AnswerSubmissionKey = "final-answer/submission.csv"
+	// AnswerKey is the final answer: members, weights, cross-validation and test scores.
+	AnswerKey = "final-answer/answer.json"
 )
 
 const checkpointFormat = CheckpointsDir + "/iter-%04d.json"
@@ -89,6 +96,12 @@ func (d SampleDir) Fold(f int) SampleDir {
 	}
 	return d + SampleDir(fmt.Sprintf("fold-%d/", f))
 }
+
+// CV is where the run on cross-validation fold f (of the final answer's partition) is stored.
+func (d SampleDir) CV(f int) SampleDir { return d + SampleDir(fmt.Sprintf("cv-%d/", f)) }
+
+// OOF is the program's out-of-fold predictions: its cross-validation folds' submissions, joined.
+func (d SampleDir) OOF() string { return string(d) + "oof-submission.csv" }
 
 // Final is where the leak-free final grade's run on the test split is stored.
 func (d SampleDir) Final() SampleDir { return d + "final/" }

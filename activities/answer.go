@@ -1,0 +1,276 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
+	"mlerl/ensemble"
+	"mlerl/grading"
+	"mlerl/reward"
+	"mlerl/settings"
+	"mlerl/tasks"
+)
+
+// The final answer (issue: a run's output is the best submission it can justify without the
+// test answers): the run's best programs are cross-validated on a k-fold partition of the full
+// public train, greedy ensemble selection weighs them on their out-of-fold predictions, and
+// the weighted blend of their refit test submissions is the answer.
+
+// CandidatePrograms keeps the first in.Max programs of in.IDs whose code differs: the same
+// program twice would only count double in the ensemble.
+func (a *Activities) CandidatePrograms(ctx context.Context, in CandidatesInput) (CandidatesResult, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return CandidatesResult{}, badInput("%v", err)
+	}
+	seen := map[[32]byte]bool{}
+	var out CandidatesResult
+	for _, id := range in.IDs {
+		if len(out.IDs) >= in.Max {
+			break
+		}
+		code, err := store.Get(ctx, runstore.Sample(id).Program())
+		if errors.Is(err, artifacts.ErrNotFound) {
+			continue // a sample of a failed execution attempt that never stored its program
+		}
+		if err != nil {
+			return CandidatesResult{}, err
+		}
+		h := sha256.Sum256(code)
+		if seen[h] {
+			out.Duplicates++
+			continue
+		}
+		seen[h] = true
+		out.IDs = append(out.IDs, id)
+	}
+	return out, nil
+}
+
+// CrossValidate runs a program on each fold of the k-fold partition of the public train (carved
+// on first use) and grades its joined out-of-fold predictions. The first fold without a valid
+// submission ends it, as with reward folds.
+func (a *Activities) CrossValidate(ctx context.Context, in CrossValidateInput) (CrossValidateResult, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return CrossValidateResult{}, badInput("%v", err)
+	}
+	spec, err := a.spec(in.Task)
+	if err != nil {
+		return CrossValidateResult{}, err
+	}
+	folds, err := tasks.CarveCrossValidation(ctx, spec, a.Layout, a.python(), in.Folds)
+	if err != nil {
+		return CrossValidateResult{}, badInput("cross-validation of %s: %v", in.Task, err)
+	}
+	paper, _ := reward.Scheme(reward.SchemePaper) // the score is what counts here, not the reward
+	sample := runstore.Sample(in.SampleID)
+	out := CrossValidateResult{SampleID: in.SampleID}
+	var parts []ensemble.Table
+	for f, dirs := range folds.Folds {
+		res, err := a.execute(ctx, store, in.Task, in.SampleID, dirs, sample.CV(f+1), paper)
+		if err != nil {
+			return CrossValidateResult{}, err
+		}
+		out.DurationS += res.DurationS
+		if !res.Valid || res.Score == nil {
+			out.Reason = fmt.Sprintf("cross-validation fold %d: %s", f+1, res.Reason)
+			return out, nil
+		}
+		out.FoldScores = append(out.FoldScores, *res.Score)
+		b, err := store.Get(ctx, sample.CV(f+1).Submission())
+		if err != nil {
+			return CrossValidateResult{}, err
+		}
+		t, err := ensemble.ReadCSV(b)
+		if err != nil {
+			out.Reason = fmt.Sprintf("cross-validation fold %d: its submission is not a CSV the blend can read: %v", f+1, err)
+			return out, nil
+		}
+		parts = append(parts, t)
+	}
+	oof, err := ensemble.Concat(parts)
+	if err != nil {
+		out.Reason = "its folds' submissions differ in their columns: " + err.Error()
+		return out, nil
+	}
+	if err := store.Put(ctx, sample.OOF(), oof.CSV()); err != nil {
+		return CrossValidateResult{}, err
+	}
+	g, err := a.gradeTable(spec, oof, folds.Answers)
+	if err != nil {
+		return CrossValidateResult{}, err
+	}
+	if !g.Valid {
+		out.Reason = "its out-of-fold predictions are not a valid submission: " + g.Reason
+		return out, nil
+	}
+	out.Score = g.Score
+	return out, nil
+}
+
+// SelectEnsemble weighs the cross-validated programs by greedy ensemble selection on their
+// out-of-fold predictions.
+func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (EnsembleResult, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return EnsembleResult{}, badInput("%v", err)
+	}
+	spec, err := a.spec(in.Task)
+	if err != nil {
+		return EnsembleResult{}, err
+	}
+	if len(in.SampleIDs) == 0 {
+		return EnsembleResult{}, badInput("no cross-validated program to build an ensemble of")
+	}
+	answers := a.Layout.CVFolds(spec, in.Folds).Answers
+	tables := make([]ensemble.Table, len(in.SampleIDs))
+	for i, id := range in.SampleIDs {
+		b, err := store.Get(ctx, runstore.Sample(id).OOF())
+		if err != nil {
+			return EnsembleResult{}, fmt.Errorf("out-of-fold predictions of %s: %w", id, err)
+		}
+		if tables[i], err = ensemble.ReadCSV(b); err != nil {
+			return EnsembleResult{}, badInput("out-of-fold predictions of %s: %v", id, err)
+		}
+	}
+	single := make([]*float64, len(tables))
+	score := func(counts []int) (float64, bool, error) {
+		activity.RecordHeartbeat(ctx, nil)
+		w := make([]float64, len(counts))
+		for i, c := range counts {
+			w[i] = float64(c)
+		}
+		blend, err := ensemble.Blend(tables, w, align(spec))
+		if err != nil {
+			return 0, false, nil // members that cannot be blended make no valid ensemble
+		}
+		g, err := a.gradeTable(spec, blend, answers)
+		if err != nil || !g.Valid {
+			return 0, false, err
+		}
+		return *g.Score, true, nil
+	}
+	for i := range tables { // each program alone, for the report
+		counts := make([]int, len(tables))
+		counts[i] = 1
+		if s, ok, err := score(counts); err != nil {
+			return EnsembleResult{}, err
+		} else if ok {
+			single[i] = &s
+		}
+	}
+	sel, err := ensemble.Greedy(len(tables), in.Rounds, spec.LowerIsBetter(), score)
+	if err != nil {
+		return EnsembleResult{}, badInput("ensemble selection: %v", err)
+	}
+	out := EnsembleResult{CVScore: sel.Score, Rounds: len(sel.Steps)}
+	for i, w := range sel.Weights() {
+		if w > 0 {
+			out.Members = append(out.Members, AnswerMember{SampleID: in.SampleIDs[i], Weight: w, CVScore: single[i]})
+		}
+	}
+	return out, nil
+}
+
+// BlendAnswer blends the members' test submissions (leak-free: their refit on the full public
+// train, which FinalGrade ran; paper protocol: their runs on the test split) with the chosen
+// weights, stores the answer and grades it on the test answers.
+func (a *Activities) BlendAnswer(ctx context.Context, in BlendInput) (FinalGradeResult, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return FinalGradeResult{}, badInput("%v", err)
+	}
+	spec, err := a.spec(in.Task)
+	if err != nil {
+		return FinalGradeResult{}, err
+	}
+	var tables []ensemble.Table
+	var weights []float64
+	duration := 0.0
+	for _, m := range in.Answer.Members {
+		dir := runstore.Sample(m.SampleID)
+		if in.Protocol != settings.Paper {
+			dir = dir.Final()
+		}
+		if m.Test != nil {
+			duration += m.Test.DurationS
+		}
+		b, err := store.Get(ctx, dir.Submission())
+		var t ensemble.Table
+		if err == nil {
+			t, err = ensemble.ReadCSV(b)
+		}
+		if err != nil {
+			// A member whose refit wrote nothing usable: the answer is not valid, and says why.
+			return a.storeAnswer(ctx, store, spec, in.Answer, grading.Result{Exists: false,
+				Reason: fmt.Sprintf("member %s has no readable test submission (%v)", m.SampleID, err)}, duration)
+		}
+		tables, weights = append(tables, t), append(weights, m.Weight)
+	}
+	blend, err := ensemble.Blend(tables, weights, align(spec))
+	if err != nil {
+		return a.storeAnswer(ctx, store, spec, in.Answer, grading.Result{Exists: false, Reason: "the members' test submissions cannot be blended: " + err.Error()}, duration)
+	}
+	if err := store.Put(ctx, runstore.AnswerSubmissionKey, blend.CSV()); err != nil {
+		return FinalGradeResult{}, err
+	}
+	g, err := a.gradeTable(spec, blend, filepath.Join(a.Layout.Dirs(spec.ID, tasks.SplitTest).Private, spec.Files.Answers))
+	if err != nil {
+		return FinalGradeResult{}, err
+	}
+	return a.storeAnswer(ctx, store, spec, in.Answer, g, duration)
+}
+
+func (a *Activities) storeAnswer(ctx context.Context, store artifacts.Store, spec *tasks.Spec, ans FinalAnswer, g grading.Result, duration float64) (FinalGradeResult, error) {
+	rep := grading.NewReport(spec, g, store.Location(runstore.AnswerSubmissionKey), time.Now())
+	res := FinalGradeResult{SampleID: "final-answer", Report: rep, Reason: g.Reason, DurationS: duration}
+	ans.Test = &res
+	if err := putJSON(ctx, store, runstore.AnswerKey, ans); err != nil {
+		return FinalGradeResult{}, err
+	}
+	return res, nil
+}
+
+// align is how the task's rows are matched when submissions are blended.
+func align(spec *tasks.Spec) ensemble.Align {
+	// Labels (accuracy) and texts (word Jaccard) are voted on; probabilities and values averaged.
+	al := ensemble.Align{Integer: spec.Answers.Integer, Vote: spec.Metric == "accuracy" || spec.Metric == "mean-word-jaccard"}
+	if spec.Answers.MatchBy != "position" {
+		al.IDColumn = spec.IDColumn
+	}
+	return al
+}
+
+// gradeTable grades a submission held in memory with the task's grader.
+func (a *Activities) gradeTable(spec *tasks.Spec, t ensemble.Table, answers string) (grading.Result, error) {
+	f, err := os.CreateTemp("", "blend-*.csv")
+	if err != nil {
+		return grading.Result{}, err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(t.CSV()); err != nil {
+		f.Close()
+		return grading.Result{}, err
+	}
+	if err := f.Close(); err != nil {
+		return grading.Result{}, err
+	}
+	return grading.Grade(spec, f.Name(), answers)
+}
+
+func (a *Activities) python() string {
+	if a.Python == "" {
+		return "python3"
+	}
+	return a.Python
+}

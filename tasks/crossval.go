@@ -1,0 +1,126 @@
+package tasks
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// CVFolds are the folders of a k-fold partition of a prepared task's public train: the final
+// answer's cross-validation. Fold f's public folder trains on the other folds and predicts
+// fold f; Answers holds every fold's answers in fold order, to grade the concatenated
+// out-of-fold predictions against.
+type CVFolds struct {
+	Folds   []Dirs
+	Answers string
+}
+
+// CVFolds locates the k-fold partition of a task's public train.
+func (l Layout) CVFolds(s *Spec, k int) CVFolds {
+	base := l.cvBase(s.ID, k)
+	out := CVFolds{Answers: filepath.Join(base, "oof-"+s.Files.Answers)}
+	for f := 1; f <= k; f++ {
+		d := filepath.Join(base, fmt.Sprintf("fold-%d", f))
+		out.Folds = append(out.Folds, Dirs{Public: filepath.Join(d, "public"), Private: filepath.Join(d, "private")})
+	}
+	return out
+}
+
+func (l Layout) cvBase(id string, k int) string {
+	return filepath.Join(l.DataDir, id, "prepared", fmt.Sprintf("cv-%d", k))
+}
+
+// carving serialises carving in this process; the rename makes concurrent processes safe.
+var carving sync.Mutex
+
+// CarveCrossValidation writes the k-fold partition of the task's public train unless it is
+// there (carve.py with cv_folds: seeded by the spec's validation seed, so deterministic). It is
+// written beside its final place and renamed in, so a crash leaves nothing half-written.
+func CarveCrossValidation(ctx context.Context, s *Spec, l Layout, python string, k int) (CVFolds, error) {
+	if k < 2 {
+		return CVFolds{}, fmt.Errorf("cross-validation needs at least 2 folds, got %d", k)
+	}
+	if err := l.CheckPrepared(s); err != nil {
+		return CVFolds{}, err
+	}
+	carving.Lock()
+	defer carving.Unlock()
+	want := l.CVFolds(s, k)
+	if _, err := os.Stat(want.Answers); err == nil {
+		return want, nil
+	}
+	final := l.cvBase(s.ID, k)
+	tmp, err := os.MkdirTemp(filepath.Dir(final), ".carving-cv-")
+	if err != nil {
+		return CVFolds{}, err
+	}
+	defer os.RemoveAll(tmp)
+	staged := Layout{DataDir: l.DataDir}
+	var answers []string
+	for f := 1; f <= k; f++ {
+		rel, err := filepath.Rel(final, want.Folds[f-1].Public)
+		if err != nil {
+			return CVFolds{}, err
+		}
+		pub := filepath.Join(tmp, rel)
+		dst := Dirs{Public: pub, Private: filepath.Join(filepath.Dir(pub), "private")}
+		if err := carveFold(ctx, s, staged, python, f, dst, k); err != nil {
+			return CVFolds{}, err
+		}
+		answers = append(answers, filepath.Join(dst.Private, s.Files.Answers))
+	}
+	if err := concatCSV(answers, filepath.Join(tmp, filepath.Base(want.Answers))); err != nil {
+		return CVFolds{}, fmt.Errorf("joining the cross-validation answers of %s: %w", s.ID, err)
+	}
+	os.RemoveAll(final) // an older, incomplete partition (no answers file)
+	if err := os.Rename(tmp, final); err != nil {
+		if _, statErr := os.Stat(want.Answers); statErr == nil {
+			return want, nil // another process carved it first
+		}
+		return CVFolds{}, err
+	}
+	return want, nil
+}
+
+// concatCSV writes the rows of files, which must share a header, one after another.
+func concatCSV(files []string, out string) error {
+	var header []string
+	var rows [][]string
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return err
+		}
+		recs, err := csv.NewReader(fh).ReadAll()
+		fh.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if len(recs) == 0 {
+			return fmt.Errorf("%s has no header", f)
+		}
+		if header == nil {
+			header = recs[0]
+		} else if !slices.Equal(header, recs[0]) {
+			return errors.New(f + " has another header than the first fold's")
+		}
+		rows = append(rows, recs[1:]...)
+	}
+	fh, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(fh)
+	w.Write(header)
+	w.WriteAll(rows)
+	if err := w.Error(); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}

@@ -1,0 +1,137 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"mlerl/activities"
+)
+
+// leadersKept bounds the run's leader board: a few times the final answer's candidates, since
+// copies of one program are dropped when the candidates are picked.
+const leadersKept = 32
+
+// addLeader puts l into the leader board (best first; a tie keeps the earlier program first)
+// and keeps the best leadersKept.
+func addLeader(board []activities.Leader, lowerIsBetter bool, l activities.Leader) []activities.Leader {
+	i := sort.Search(len(board), func(i int) bool { return better(lowerIsBetter, l.Score, &board[i].Score) })
+	if i >= leadersKept {
+		return board
+	}
+	out := make([]activities.Leader, 0, min(len(board)+1, leadersKept))
+	out = append(out, board[:i]...)
+	out = append(out, l)
+	out = append(out, board[i:]...)
+	if len(out) > leadersKept {
+		out = out[:leadersKept]
+	}
+	return out
+}
+
+// finalAnswer is the run's answer without the test answers: its best distinct programs
+// (training and evaluation) cross-validated on the full public train, weighed by greedy
+// ensemble selection on their out-of-fold predictions, refit and blended. graded holds the
+// test grades already made (sample -> grade), so a member is not refit twice. A task that
+// cannot be cross-validated leaves a note, not a failed run.
+func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteResult, graded map[string]*activities.FinalGradeResult) (*activities.FinalAnswer, error) {
+	r.publish(PhaseFinalAnswer, 0)
+	in := r.in
+	ans := &activities.FinalAnswer{Folds: in.FinalFolds}
+	board := r.st.Leaders
+	for _, e := range evals {
+		if e.Valid && e.Score != nil {
+			board = addLeader(board, r.st.Task.LowerIsBetter, activities.Leader{Sample: e.SampleID, Score: *e.Score})
+		}
+	}
+	if len(board) == 0 {
+		ans.Note = "no valid program to build an answer from"
+		return ans, nil
+	}
+	ids := make([]string, len(board))
+	for i, l := range board {
+		ids[i] = l.Sample
+	}
+	var cands activities.CandidatesResult
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "pick %d distinct candidates", in.FinalCandidates), r.acts.CandidatePrograms,
+		activities.CandidatesInput{Run: in.Run, IDs: ids, Max: in.FinalCandidates}).Get(ctx, &cands); err != nil {
+		return nil, err
+	}
+	ans.Duplicates = cands.Duplicates
+
+	// Each candidate runs once per fold, one after another, in one activity.
+	cvOpts := r.opts.execute
+	cvOpts.StartToCloseTimeout = time.Duration(in.FinalFolds) * in.ExecTimeout
+	futures := make([]workflow.Future, len(cands.IDs))
+	for i, id := range cands.IDs {
+		futures[i] = workflow.ExecuteActivity(summarised(ctx, cvOpts, "%d-fold cross-validation of %s", in.FinalFolds, id), r.acts.CrossValidate,
+			activities.CrossValidateInput{Run: in.Run, Task: in.Task, SampleID: id, Folds: in.FinalFolds})
+	}
+	var scored []activities.CrossValidateResult
+	for i, f := range futures {
+		var cv activities.CrossValidateResult
+		if err := f.Get(ctx, &cv); err != nil {
+			var app *temporal.ApplicationError
+			if errors.As(err, &app) && app.Type() == activities.ErrBadInput {
+				ans.Note = "no cross-validation: " + app.Message()
+				return ans, nil
+			}
+			r.logger.Warn("cross-validation did not complete", "sample", cands.IDs[i], "error", err)
+			cv = activities.CrossValidateResult{SampleID: cands.IDs[i], Reason: "cross-validation did not complete: " + err.Error()}
+		}
+		ans.Candidates = append(ans.Candidates, cv)
+		ans.SandboxSeconds += cv.DurationS
+		if cv.Score != nil {
+			scored = append(scored, cv)
+		}
+	}
+	if len(scored) == 0 {
+		ans.Note = "no candidate made valid out-of-fold predictions"
+		return ans, nil
+	}
+	// Best cross-validation score first: greedy selection's ties go to the earlier candidate.
+	sort.SliceStable(scored, func(i, j int) bool { return better(r.st.Task.LowerIsBetter, *scored[i].Score, scored[j].Score) })
+	scoredIDs := make([]string, len(scored))
+	for i, cv := range scored {
+		scoredIDs[i] = cv.SampleID
+	}
+	var ens activities.EnsembleResult
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "greedy ensemble selection over %d programs", len(scored)), r.acts.SelectEnsemble,
+		activities.EnsembleInput{Run: in.Run, Task: in.Task, Folds: in.FinalFolds, SampleIDs: scoredIDs, Rounds: in.EnsembleRounds}).Get(ctx, &ens); err != nil {
+		return nil, err
+	}
+	ans.Members, ans.CVScore = ens.Members, &ens.CVScore
+
+	// Refit each member on the full public train (leak-free) and grade it alone on the test.
+	refits := make([]workflow.Future, len(ans.Members))
+	for i, m := range ans.Members {
+		if graded[m.SampleID] == nil {
+			refits[i] = workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "refit ensemble member %s and grade it on the private test answers", m.SampleID), r.acts.FinalGrade,
+				activities.FinalGradeInput{Run: in.Run, Task: in.Task, SampleID: m.SampleID, Protocol: in.Protocol})
+		}
+	}
+	for i := range ans.Members {
+		m := &ans.Members[i]
+		if refits[i] == nil {
+			m.Test = graded[m.SampleID]
+			continue
+		}
+		var fg activities.FinalGradeResult
+		if err := refits[i].Get(ctx, &fg); err != nil {
+			return nil, fmt.Errorf("refitting ensemble member %s: %w", m.SampleID, err)
+		}
+		m.Test = &fg
+		ans.SandboxSeconds += fg.DurationS
+	}
+	var test activities.FinalGradeResult
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "blend %d members and grade the answer on the private test answers", len(ans.Members)), r.acts.BlendAnswer,
+		activities.BlendInput{Run: in.Run, Task: in.Task, Protocol: in.Protocol, Answer: *ans}).Get(ctx, &test); err != nil {
+		return nil, err
+	}
+	ans.Test = &test
+	return ans, nil
+}

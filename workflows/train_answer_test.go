@@ -1,0 +1,154 @@
+package workflows
+
+import (
+	"hash/fnv"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"mlerl/activities"
+)
+
+func TestAddLeaderKeepsTheBestFirst(t *testing.T) {
+	l := func(s string, v float64) activities.Leader { return activities.Leader{Sample: s, Score: v} }
+	cases := []struct {
+		name  string
+		lower bool
+		board []activities.Leader
+		add   activities.Leader
+		want  []string
+	}{
+		{"into an empty board", true, nil, l("a", 1), []string{"a"}},
+		{"lower is better: goes first", true, []activities.Leader{l("a", 0.5), l("b", 0.7)}, l("c", 0.1), []string{"c", "a", "b"}},
+		{"lower is better: goes between", true, []activities.Leader{l("a", 0.5), l("b", 0.7)}, l("c", 0.6), []string{"a", "c", "b"}},
+		{"higher is better: goes last", false, []activities.Leader{l("a", 0.9), l("b", 0.7)}, l("c", 0.6), []string{"a", "b", "c"}},
+		{"a tie keeps the earlier first", false, []activities.Leader{l("a", 0.9), l("b", 0.7)}, l("c", 0.9), []string{"a", "c", "b"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, x := range addLeader(c.board, c.lower, c.add) {
+				got = append(got, x.Sample)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+	// Full: a worse program is not kept, a better one pushes the worst out.
+	var board []activities.Leader
+	for i := range leadersKept {
+		board = addLeader(board, true, l("s", float64(i)))
+	}
+	if got := addLeader(board, true, l("worse", 100)); len(got) != leadersKept || got[leadersKept-1].Score != leadersKept-1 {
+		t.Fatalf("a worse program changed a full board: last %+v", got[len(got)-1])
+	}
+	if got := addLeader(board, true, l("best", -1)); len(got) != leadersKept || got[0].Sample != "best" || got[leadersKept-1].Score != leadersKept-2 {
+		t.Fatalf("a better program must push the worst out: first %+v, last %+v", got[0], got[len(got)-1])
+	}
+}
+
+// spread is a valid score in [0, 1) that differs between samples.
+func spread(id string) *float64 {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	v := float64(h.Sum32()%1000) / 1000
+	return &v
+}
+
+func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
+	f := &fakeRun{}
+	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
+	in := input()
+	in.FinalCandidates, in.FinalFolds = 3, 4
+	env.ExecuteWorkflow(Train, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res TrainResult
+	env.GetWorkflowResult(&res)
+	if len(f.candidates) != 1 {
+		t.Fatalf("candidates asked for %d times, want once", len(f.candidates))
+	}
+	// The leader board holds training and evaluation programs, best (lowest) first.
+	board := f.candidates[0]
+	var training, eval bool
+	for i, id := range board {
+		training = training || strings.HasPrefix(id, "it")
+		eval = eval || strings.HasPrefix(id, "eval")
+		if i > 0 && *spread(board[i-1]) > *spread(id) {
+			t.Fatalf("leader board not best first: %s (%v) before %s (%v)", board[i-1], *spread(board[i-1]), id, *spread(id))
+		}
+	}
+	if !training || !eval {
+		t.Fatalf("the candidates must come from training and evaluation, got %v", board)
+	}
+	if got := slices.Sorted(slices.Values(f.crossVal)); !slices.Equal(got, slices.Sorted(slices.Values(board[:3]))) {
+		t.Fatalf("cross-validated %v, want the 3 best %v", f.crossVal, board[:3])
+	}
+	// One activity runs the program on every fold in turn.
+	if want := 4 * in.ExecTimeout; f.cvTimeout < want-time.Minute || f.cvTimeout > want {
+		t.Fatalf("cross-validation timeout %v, want folds times the execution timeout (%v)", f.cvTimeout, want)
+	}
+	if !slices.Equal(f.ensembled, board[:3]) {
+		t.Fatalf("ensembled %v, want the candidates by cross-validation score %v", f.ensembled, board[:3])
+	}
+	a := res.Answer
+	if a == nil || a.Test == nil || f.blended == nil || len(a.Members) != 2 || len(a.Candidates) != 3 {
+		t.Fatalf("answer %+v, blended %+v", a, f.blended)
+	}
+	// Every member is refit and graded alone, once: a program best-of-K already graded is not
+	// run again.
+	seen := map[string]bool{}
+	for _, id := range f.graded {
+		if seen[id] {
+			t.Fatalf("%s graded twice: %v", id, f.graded)
+		}
+		seen[id] = true
+	}
+	refits := 0.0
+	for _, m := range f.blended.Members {
+		if m.Test == nil || m.Test.SampleID != m.SampleID || !seen[m.SampleID] {
+			t.Fatalf("member %s reached the blend without its test grade: %+v", m.SampleID, m.Test)
+		}
+		if m.SampleID != res.Final.SampleID && (res.Best == nil || m.SampleID != res.Best.SampleID) {
+			refits++
+		}
+	}
+	if want := 3*2 + refits; a.SandboxSeconds != want {
+		t.Fatalf("sandbox seconds %v, want the cross-validations' 6 plus %v of refits", a.SandboxSeconds, refits)
+	}
+}
+
+func TestFinalAnswerOfATaskThatCannotBeCrossValidatedIsANote(t *testing.T) {
+	f := &fakeRun{cvErr: temporal.NewNonRetryableApplicationError("the public test has columns the train lacks", activities.ErrBadInput, nil)}
+	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
+	env.ExecuteWorkflow(Train, input())
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("a task without cross-validation must still finish its run: %v", err)
+	}
+	var res TrainResult
+	env.GetWorkflowResult(&res)
+	if res.Answer == nil || !strings.Contains(res.Answer.Note, "columns the train lacks") || res.Final == nil || f.blended != nil {
+		t.Fatalf("want best-of-K graded and the reason there is no answer, got answer %+v final %+v", res.Answer, res.Final)
+	}
+}
+
+func TestNoFinalAnswerWhenTurnedOff(t *testing.T) {
+	f := &fakeRun{}
+	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
+	in := input()
+	in.FinalCandidates = 0
+	env.ExecuteWorkflow(Train, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res TrainResult
+	env.GetWorkflowResult(&res)
+	if res.Answer != nil || len(f.candidates) != 0 || len(f.crossVal) != 0 {
+		t.Fatalf("--final-candidates 0 ran the final answer: %+v", res.Answer)
+	}
+}
