@@ -81,7 +81,7 @@ func TestRunWithTheLLMPolicy(t *testing.T) {
 	runDir := filepath.Join(t.TempDir(), "run")
 	var out bytes.Buffer
 	err = runCommand(context.Background(), []string{"--task", "leaf-classification", "--data-dir", dataDir, "--out", runDir,
-		"--iterations", "2", "--batch", "2", "--oversample", "1", "--eval-samples", "1", "--temporal-address", srv.FrontendHostPort(),
+		"--iterations", "2", "--batch", "2", "--oversample", "1", "--eval-samples", "1", "--final-candidates", "2", "--final-folds", "2", "--temporal-address", srv.FrontendHostPort(),
 		"--policy", "llm", "--policy-url", chat.URL + "/v1", "--policy-model", "base", "--trainer-url", trainer.URL}, &out)
 	t.Log(out.String())
 	if err != nil {

@@ -113,6 +113,30 @@ func TestRunEndToEnd(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d training samples were valid", valid, len(results))
+	// The final answer at the defaults: a blend of cross-validated programs, graded on the test
+	// answers, first in the table, its members and weights in the report.
+	if valid > 0 {
+		var ans activities.FinalAnswer
+		b, err := os.ReadFile(filepath.Join(runDir, runstore.AnswerKey))
+		if err != nil || json.Unmarshal(b, &ans) != nil {
+			t.Fatalf("no final answer stored: %v", err)
+		}
+		sum := 0.0
+		for _, m := range ans.Members {
+			sum += m.Weight
+		}
+		if ans.Folds != 5 || ans.Test == nil || !ans.Test.Report.ValidSubmission || ans.CVScore == nil || math.Abs(sum-1) > 1e-9 {
+			t.Fatalf("final answer: %+v", ans)
+		}
+		g, err := grading.Grade(spec, filepath.Join(runDir, runstore.AnswerSubmissionKey), filepath.Join(tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitTest).Private, spec.Files.Answers))
+		if err != nil || g.Score == nil || math.Abs(*g.Score-*ans.Test.Report.Score) > 1e-12 {
+			t.Fatalf("the answer's submission regrades %+v %v, the run says %v", g, err, *ans.Test.Report.Score)
+		}
+		rep, _ := os.ReadFile(filepath.Join(runDir, runstore.ReportKey))
+		if !strings.Contains(string(rep), "## Final answer") || !strings.Contains(out.String(), "mlerl final answer (5-fold CV ensemble)") {
+			t.Errorf("the report and the table must show the final answer")
+		}
+	}
 	// The warm-started policy writes valid leaf programs (3 of 10 with seed 1): a run where none
 	// is valid means the sandbox, the data or the grader broke, not bad luck.
 	if valid == 0 {

@@ -38,8 +38,8 @@ type fakeRun struct {
 	executed []string
 	folds    []int               // ExecuteInput.Folds per execution
 	rewards  []reward.SchemeName // ExecuteInput.Reward per execution
-	final    string   // the first program FinalGrade graded: best-of-K's choice
-	graded   []string // every FinalGrade, in order
+	final    string              // the first program FinalGrade graded: best-of-K's choice
+	graded   []string            // every FinalGrade, in order
 	// The final answer's activities: the candidate lists asked for, the cross-validations run
 	// (and their timeout), the programs ensembled and the answer blended.
 	candidates [][]string
@@ -47,10 +47,10 @@ type fakeRun struct {
 	cvTimeout  time.Duration
 	ensembled  []string
 	blended    *activities.FinalAnswer
-	cvErr      error // CrossValidate's error, when set
-	states   map[string]activities.RunState // SaveState's store
-	calls    int                            // activity executions
-	maxCalls int                            // the most activity executions in one segment
+	cvErr      error                          // CrossValidate's error, when set
+	states     map[string]activities.RunState // SaveState's store
+	calls      int                            // activity executions
+	maxCalls   int                            // the most activity executions in one segment
 	// noticeLost is, per activity type, the longest a dead worker's attempt could hold the run:
 	// the heartbeat timeout when there is one, else the start-to-close timeout.
 	noticeLost map[string]time.Duration

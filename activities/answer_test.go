@@ -1,0 +1,153 @@
+package activities
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
+	"mlerl/ensemble"
+	"mlerl/grading"
+	"mlerl/internal/testenv"
+	"mlerl/sandbox"
+	"mlerl/settings"
+	"mlerl/tasks"
+)
+
+// The final answer on real leaf data in the real sandbox: two programs cross-validated on the
+// full public train, an ensemble chosen on their out-of-fold predictions, refit, blended and
+// graded on the test answers.
+func TestFinalAnswerOnLeaf(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	sb, err := sandbox.NewLocal(testenv.Python, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tasks.Builtin()
+	spec, _ := reg.Get("leaf-classification")
+	layout := tasks.Layout{DataDir: dataDir}
+	root := t.TempDir()
+	store := artifacts.FS{Root: filepath.Join(root, "r")}
+	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb, Tasks: reg, Layout: layout, Python: testenv.Python, ScratchDir: t.TempDir()}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	call := func(fn, in, out any) {
+		t.Helper()
+		v, err := env.ExecuteActivity(fn, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Get(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A confident nearest neighbour (0.9 on its class: a wrong neighbour costs -log(0.001)) and
+	// the uniform prior (log 99): mixing some prior in caps the neighbour's wrong answers, so
+	// their blend must beat both.
+	nearest := `import numpy as np, pandas as pd
+from sklearn.neighbors import KNeighborsClassifier
+train, test = pd.read_csv('input/train.csv'), pd.read_csv('input/test.csv')
+sub = pd.read_csv('input/sample_submission.csv')
+X = train.drop(columns=['id', 'species']).values
+pred = KNeighborsClassifier(1).fit(X, train['species']).predict(test.drop(columns=['id']).values)
+classes = list(sub.columns[1:])
+p = np.full((len(test), len(classes)), 0.1 / (len(classes) - 1))
+for i, c in enumerate(pred):
+    p[i, classes.index(c)] = 0.9
+out = pd.DataFrame(p, columns=classes)
+out.insert(0, 'id', test['id'])
+out.to_csv('submission.csv', index=False)
+`
+	uniform := `import pandas as pd
+test, sub = pd.read_csv('input/test.csv'), pd.read_csv('input/sample_submission.csv')
+classes = list(sub.columns[1:])
+out = pd.DataFrame({c: [1 / len(classes)] * len(test) for c in classes})
+out.insert(0, 'id', test['id'])
+out.to_csv('submission.csv', index=False)
+`
+	for id, code := range map[string]string{"nearest": nearest, "nearest-copy": nearest, "uniform": uniform, "crash": "raise SystemExit(1)\n"} {
+		store.Put(context.Background(), runstore.Sample(id).Program(), []byte(code))
+	}
+	var cands CandidatesResult
+	call(a.CandidatePrograms, CandidatesInput{Run: "r", IDs: []string{"nearest", "nearest-copy", "missing", "uniform", "crash"}, Max: 3}, &cands)
+	if strings.Join(cands.IDs, ",") != "nearest,uniform,crash" || cands.Duplicates != 1 {
+		t.Fatalf("candidates %+v: want the copy and the missing program skipped", cands)
+	}
+
+	const folds = 3
+	cv := map[string]CrossValidateResult{}
+	for _, id := range cands.IDs {
+		var r CrossValidateResult
+		call(a.CrossValidate, CrossValidateInput{Run: "r", Task: spec.ID, SampleID: id, Folds: folds}, &r)
+		cv[id] = r
+	}
+	if c := cv["crash"]; c.Score != nil || !strings.Contains(c.Reason, "cross-validation fold 1") || len(c.FoldScores) != 0 {
+		t.Fatalf("a crash must end its cross-validation at fold 1 without a score: %+v", c)
+	}
+	// The out-of-fold predictions cover every train row once, and their grade is the score.
+	answers := layout.CVFolds(spec, folds).Answers
+	for _, id := range []string{"nearest", "uniform"} {
+		r := cv[id]
+		if r.Score == nil || len(r.FoldScores) != folds || r.DurationS <= 0 {
+			t.Fatalf("%s: %+v", id, r)
+		}
+		oof := filepath.Join(store.Root, runstore.Sample(id).OOF())
+		g, err := grading.Grade(spec, oof, answers)
+		if err != nil || g.Score == nil || math.Abs(*g.Score-*r.Score) > 1e-9 {
+			t.Fatalf("%s: its stored out-of-fold predictions grade %v (%v), result %v", id, g.Score, err, *r.Score)
+		}
+	}
+	if u := *cv["uniform"].Score; math.Abs(u-math.Log(99)) > 1e-6 {
+		t.Fatalf("the uniform prior's log loss is log 99 = %v, got %v", math.Log(99), u)
+	}
+
+	var ens EnsembleResult
+	call(a.SelectEnsemble, EnsembleInput{Run: "r", Task: spec.ID, Folds: folds, SampleIDs: []string{"nearest", "uniform"}, Rounds: 20}, &ens)
+	if len(ens.Members) != 2 || ens.CVScore >= *cv["nearest"].Score || ens.CVScore >= *cv["uniform"].Score {
+		t.Fatalf("the blend of both must beat each alone (%v, %v): %+v", *cv["nearest"].Score, *cv["uniform"].Score, ens)
+	}
+	if ens.Members[0].CVScore == nil || math.Abs(*ens.Members[0].CVScore-*cv["nearest"].Score) > 1e-9 {
+		t.Fatalf("a member's own CV score %v, want %v", ens.Members[0].CVScore, *cv["nearest"].Score)
+	}
+
+	ans := FinalAnswer{Folds: folds, Members: ens.Members, CVScore: &ens.CVScore}
+	tables := make([]ensemble.Table, len(ans.Members))
+	weights := make([]float64, len(ans.Members))
+	for i := range ans.Members {
+		var fg FinalGradeResult
+		call(a.FinalGrade, FinalGradeInput{Run: "r", Task: spec.ID, SampleID: ans.Members[i].SampleID, Protocol: settings.LeakFree}, &fg)
+		ans.Members[i].Test = &fg
+		b, _ := os.ReadFile(filepath.Join(store.Root, runstore.Sample(ans.Members[i].SampleID).Final().Submission()))
+		tables[i], _ = ensemble.ReadCSV(b)
+		weights[i] = ans.Members[i].Weight
+	}
+	var test FinalGradeResult
+	call(a.BlendAnswer, BlendInput{Run: "r", Task: spec.ID, Protocol: settings.LeakFree, Answer: ans}, &test)
+	if !test.Report.ValidSubmission || test.Report.Score == nil || *test.Report.Score >= *ans.Members[0].Test.Report.Score {
+		t.Fatalf("the blended answer must be valid and beat the neighbour alone on the test (%v): %+v", *ans.Members[0].Test.Report.Score, test.Report)
+	}
+	// What was stored is the weighted blend of the refits, and grades as reported.
+	want, _ := ensemble.Blend(tables, weights, ensemble.Align{IDColumn: "id"})
+	got, _ := os.ReadFile(filepath.Join(store.Root, runstore.AnswerSubmissionKey))
+	if string(got) != string(want.CSV()) {
+		t.Fatal("the stored answer is not the weighted blend of the members' test submissions")
+	}
+	var stored FinalAnswer
+	if err := getJSON(context.Background(), store, runstore.AnswerKey, &stored); err != nil || stored.Test == nil || len(stored.Members) != 2 {
+		t.Fatalf("answer.json: %+v %v", stored, err)
+	}
+
+	// A task whose data is not prepared is bad input naming the command that prepares it.
+	b := &Activities{Runs: a.Runs, Sandbox: sb, Tasks: reg, Layout: tasks.Layout{DataDir: t.TempDir()}, Python: testenv.Python, ScratchDir: t.TempDir()}
+	env.RegisterActivity(b)
+	if _, err := env.ExecuteActivity(b.CrossValidate, CrossValidateInput{Run: "r", Task: spec.ID, SampleID: "nearest", Folds: folds}); err == nil || !contains(err.Error(), ErrBadInput) || !contains(err.Error(), "starter tasks prepare") {
+		t.Fatalf("unprepared data: %v", err)
+	}
+}

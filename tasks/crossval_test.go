@@ -1,0 +1,77 @@
+package tasks_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"mlerl/internal/testenv"
+	"mlerl/tasks"
+)
+
+// The final answer's cross-validation: k folds that partition the public train, each training
+// on the rest, and the folds' answers joined in fold order.
+func TestCrossValidationFoldsPartitionTheTrain(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	spec, _ := tasks.Builtin().Get("leaf-classification")
+	l := tasks.Layout{DataDir: dataDir}
+	lines := func(f string) []string {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	if _, err := tasks.CarveCrossValidation(context.Background(), spec, l, testenv.Python, 1); err == nil || !strings.Contains(err.Error(), "at least 2 folds") {
+		t.Fatalf("one fold must be refused, got %v", err)
+	}
+	cv, err := tasks.CarveCrossValidation(context.Background(), spec, l, testenv.Python, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := lines(l.Dirs(spec.ID, tasks.SplitTest).Public + "/train.csv")
+	id := func(row string) string { return row[:strings.IndexByte(row, ',')] }
+	held := map[string]int{}
+	var joined []string
+	for f, d := range cv.Folds {
+		ftrain, ftest, fans := lines(d.Public+"/train.csv"), lines(d.Public+"/test.csv"), lines(d.Private+"/"+spec.Files.Answers)
+		if len(ftrain)-1+len(ftest)-1 != len(train)-1 || len(fans) != len(ftest) {
+			t.Fatalf("fold %d: %d train + %d test rows, %d answers; the train has %d", f+1, len(ftrain)-1, len(ftest)-1, len(fans)-1, len(train)-1)
+		}
+		if n := len(ftest) - 1; n < (len(train)-1)/4 || n > (len(train)-1)/4+1 {
+			t.Fatalf("fold %d holds out %d rows, want a quarter of %d", f+1, n, len(train)-1)
+		}
+		for _, row := range ftest[1:] {
+			if g, ok := held[id(row)]; ok {
+				t.Fatalf("id %s is held out by folds %d and %d", id(row), g, f+1)
+			}
+			held[id(row)] = f + 1
+		}
+		for k, row := range fans[1:] {
+			if id(row) != id(ftest[k+1]) {
+				t.Fatalf("fold %d: answer row %d is id %s, its test row is %s", f+1, k, id(row), id(ftest[k+1]))
+			}
+		}
+		joined = append(joined, fans[1:]...)
+	}
+	if len(held) != len(train)-1 {
+		t.Fatalf("the folds hold out %d of %d train rows: they must cover all", len(held), len(train)-1)
+	}
+	oof := lines(cv.Answers)
+	if strings.Join(oof[1:], "\n") != strings.Join(joined, "\n") {
+		t.Fatal("the out-of-fold answers must be the folds' answers in fold order")
+	}
+	// Carved once: a second call finds it and writes nothing.
+	st, _ := os.Stat(cv.Answers)
+	if _, err := tasks.CarveCrossValidation(context.Background(), spec, l, testenv.Python, 4); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.Stat(cv.Answers); !again.ModTime().Equal(st.ModTime()) {
+		t.Fatal("the partition was carved again")
+	}
+	// Unprepared data is refused with the command that prepares it.
+	if _, err := tasks.CarveCrossValidation(context.Background(), spec, tasks.Layout{DataDir: t.TempDir()}, testenv.Python, 4); err == nil || !strings.Contains(err.Error(), "starter tasks prepare") {
+		t.Fatalf("want the prepare command named, got %v", err)
+	}
+}
