@@ -41,6 +41,9 @@ type CellRecord struct {
 	// run's best training program by validation score, re-run and graded on the test answers.
 	Chosen *Graded `json:"chosen,omitempty"`
 	Best   *Graded `json:"best,omitempty"`
+	// Answer is the run's final answer (the cross-validated ensemble of its best programs)
+	// graded on the test answers; its Validation is the ensemble's out-of-fold score.
+	Answer *Graded `json:"answer,omitempty"`
 	// Curve is the best-so-far program at points of the training budget, graded on test.
 	Curve []CurvePoint `json:"curve,omitempty"`
 }

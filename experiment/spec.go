@@ -49,6 +49,7 @@ type Arm struct {
 const (
 	MeasureBestTest   = "best_test"   // the run's best training program, graded on test
 	MeasureChosenTest = "chosen_test" // the final policy's best-of-K program, graded on test
+	MeasureAnswerTest = "answer_test" // the run's final answer (cross-validated ensemble), graded on test
 )
 
 // PassRule is decided before the runs: Arm passes on a task when it beats every arm of Versus
@@ -228,8 +229,8 @@ func (s Spec) Validate() error {
 		return errors.New("field pass_rule.arm: name the arm that must win, fixed before the runs")
 	case arms[r.Arm].Name == "":
 		return fmt.Errorf("field pass_rule.arm: %q is not one of the spec's arms", r.Arm)
-	case r.Measure != MeasureBestTest && r.Measure != MeasureChosenTest:
-		return fmt.Errorf("field pass_rule.measure: must be %s or %s, got %q", MeasureBestTest, MeasureChosenTest, r.Measure)
+	case r.Measure != MeasureBestTest && r.Measure != MeasureChosenTest && r.Measure != MeasureAnswerTest:
+		return fmt.Errorf("field pass_rule.measure: must be %s, %s or %s, got %q", MeasureBestTest, MeasureChosenTest, MeasureAnswerTest, r.Measure)
 	case r.MinSeeds < 1 || r.MinSeeds > len(s.Seeds):
 		return fmt.Errorf("field pass_rule.min_seeds: %d must be between 1 and the number of seeds (%d)", r.MinSeeds, len(s.Seeds))
 	}

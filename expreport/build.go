@@ -132,6 +132,7 @@ func Build(led experiment.Ledger, metrics map[string][]activities.IterationMetri
 	r.Tables = []Table{
 		ix.table1("table1", "Table 1: best training program, graded on test", bestGraded),
 		ix.table1("table1-chosen", "Table 1 (chosen): the final policy's best-of-K program, graded on test", chosenGraded),
+		ix.table1("table1-answer", "Table 1 (answer): the run's final answer, the cross-validated ensemble of its best programs, graded on test", answerGraded),
 		ix.table4(),
 		ix.ablations(),
 		ix.budget(),
@@ -210,7 +211,7 @@ func newIndex(led experiment.Ledger, metrics map[string][]activities.IterationMe
 func (ix *index) direction(task string, reg *tasks.Registry) Direction {
 	for _, a := range ix.arms {
 		for _, c := range ix.cells[key{task, a}] {
-			for _, g := range []*experiment.Graded{c.Best, c.Chosen} {
+			for _, g := range []*experiment.Graded{c.Best, c.Chosen, c.Answer} {
 				if g != nil && g.Report.CompetitionID != "" {
 					return Direction{LowerIsBetter: g.Report.IsLowerBetter}
 				}
@@ -277,6 +278,7 @@ func (ix *index) ours() string {
 
 func bestGraded(c experiment.CellRecord) *experiment.Graded   { return c.Best }
 func chosenGraded(c experiment.CellRecord) *experiment.Graded { return c.Chosen }
+func answerGraded(c experiment.CellRecord) *experiment.Graded { return c.Answer }
 
 // scores maps seed to the test score of g's program, for done cells with a valid score.
 func (ix *index) scores(task, arm string, g func(experiment.CellRecord) *experiment.Graded) map[uint64]*float64 {
@@ -406,6 +408,10 @@ func (ix *index) baseline(task, table, system string) *report.Baseline {
 func (ix *index) table1(name, title string, g func(experiment.CellRecord) *experiment.Graded) Table {
 	ours := ix.ours()
 	t := Table{Name: name, Title: title, Header: []string{"Task", "Better"}}
+	if name == "table1-answer" && !slices.ContainsFunc(ix.all(), func(c experiment.CellRecord) bool { return g(c) != nil }) {
+		t.Skip = "no cell has a final answer (runs with --final-candidates 0, or from before it existed)"
+		return t
+	}
 	for _, s := range table1Systems {
 		t.Header = append(t.Header, "paper: "+s)
 	}
@@ -441,8 +447,11 @@ func (ix *index) table1(name, title string, g func(experiment.CellRecord) *exper
 	}
 	t.Rows = append(t.Rows, last)
 	what := "the run's best training program (by validation score)"
-	if name == "table1-chosen" {
+	switch name {
+	case "table1-chosen":
 		what = "the final policy's chosen best-of-K program"
+	case "table1-answer":
+		what = "the run's final answer (its best programs cross-validated on the full public train, ensembled and refit)"
 	}
 	t.Caption = fmt.Sprintf("Test score of %s, mean ± s.e. over seeds, medals counted over seeds; beside the paper's "+
 		"Table 1 (mean ± s.e. as printed there, - where it has none). \"-\" in our columns: the arm does not run on the "+
@@ -626,8 +635,11 @@ func (ix *index) pass() Table {
 		return t
 	}
 	g := bestGraded
-	if rule.Measure == experiment.MeasureChosenTest {
+	switch rule.Measure {
+	case experiment.MeasureChosenTest:
 		g = chosenGraded
+	case experiment.MeasureAnswerTest:
+		g = answerGraded
 	}
 	t.Header = []string{"Task", "Better"}
 	for _, v := range rule.Versus {
@@ -686,7 +698,8 @@ func (ix *index) pass() Table {
 // ruleText says the pass rule in words.
 func ruleText(r experiment.PassRule, seeds int) string {
 	measure := map[string]string{experiment.MeasureBestTest: "the best training program's test score (best_test)",
-		experiment.MeasureChosenTest: "the final policy's chosen program's test score (chosen_test)"}[r.Measure]
+		experiment.MeasureChosenTest: "the final policy's chosen program's test score (chosen_test)",
+		experiment.MeasureAnswerTest: "the run's final answer's test score (answer_test)"}[r.Measure]
 	if measure == "" {
 		measure = r.Measure
 	}
@@ -696,7 +709,7 @@ func ruleText(r experiment.PassRule, seeds int) string {
 
 func (ix *index) cellsTable() Table {
 	t := Table{Name: "cells", Title: "Every cell",
-		Header: []string{"Task", "Arm", "Seed", "Status", "Reason", "Programs", "Sandbox s", "Best validation", "Best test", "Chosen test", "Best medal"}}
+		Header: []string{"Task", "Arm", "Seed", "Status", "Reason", "Programs", "Sandbox s", "Best validation", "Best test", "Chosen test", "Answer test", "Best medal", "Answer medal"}}
 	opt := func(v *float64) string {
 		if v == nil {
 			return "-"
@@ -713,23 +726,28 @@ func (ix *index) cellsTable() Table {
 		return num(*g.Test, 4)
 	}
 	for _, c := range ix.all() {
-		medal := "-"
-		if c.Best != nil && c.Best.Test != nil {
-			medal = c.Best.Medal()
-			if medal == "" {
-				medal = "none"
-			}
-		}
+		medal := medalOf(c.Best)
 		bv := c.BestValidation
 		if bv == nil && c.Best != nil {
 			bv = c.Best.Validation
 		}
 		t.Rows = append(t.Rows, []string{c.Task, c.Arm, fmt.Sprint(c.Seed), c.Status, oneLine(c.Reason),
-			fmt.Sprint(c.Programs), num(c.SandboxSeconds, 1), opt(bv), test(c.Best), test(c.Chosen), medal})
+			fmt.Sprint(c.Programs), num(c.SandboxSeconds, 1), opt(bv), test(c.Best), test(c.Chosen), test(c.Answer), medal, medalOf(c.Answer)})
 	}
 	t.Caption = "Every cell of the grid as the ledger records it; scores with 4 decimals, \"invalid\": graded but not " +
 		"valid on the test answers, \"-\": not graded."
 	return t
+}
+
+// medalOf names g's medal: "none" for a valid test score without one, "-" when not graded.
+func medalOf(g *experiment.Graded) string {
+	if g == nil || g.Test == nil {
+		return "-"
+	}
+	if m := g.Medal(); m != "" {
+		return m
+	}
+	return "none"
 }
 
 // oneLine folds a reason onto one line.

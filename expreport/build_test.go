@@ -72,6 +72,7 @@ func TestTable1(t *testing.T) {
 		{"table1", "paper: Llama3.1-405B AIDE", []string{leaf}, "6.747 ± 5.398"},
 		{"table1", "paper: Qwen2.5-3B RL", []string{spooky}, "0.404 ± 0.011"},
 		{"table1", "ours: rl", []string{leaf}, "0.200 ± 0.058 (1 gold, 1 silver)"},
+		{"table1-answer", "ours: rl", []string{leaf}, "0.180 ± 0.058 (1 bronze)"},
 		{"table1", "ours: static", []string{leaf}, "0.500 ± 0.058"},
 		{"table1", "ours: random", []string{leaf}, "1.500 ± 0.500; invalid on test (1)"},
 		{"table1", "ours: static-matched", []string{leaf}, "0.400 ± 0.050; failed (1)"},
@@ -214,6 +215,12 @@ func TestPassRule(t *testing.T) {
 		{"best test, 2 of 3", experiment.MeasureBestTest, 2, nil, "PASS", "FAIL", "3 of 3", "1 of 2 with data"},
 		{"best test, 1 of 3", experiment.MeasureBestTest, 1, nil, "PASS", "PASS", "3 of 3", "2 of 2 with data"},
 		{"chosen test, 3 of 3", experiment.MeasureChosenTest, 3, nil, "PASS", "FAIL", "3 of 3", "1 of 2 with data"},
+		{"answer test, 2 of 3", experiment.MeasureAnswerTest, 2, nil, "PASS", "FAIL", "3 of 3", "1 of 2 with data"},
+		{"no answer on seed 1 loses it", experiment.MeasureAnswerTest, 3, func(c *experiment.CellRecord) {
+			if c.Task == leaf && c.Arm == "rl" && c.Seed == 1 {
+				c.Answer = nil
+			}
+		}, "FAIL", "FAIL", "2 of 3", "0 of 2 with data"},
 		{"rl invalid on seed 1 loses it", experiment.MeasureBestTest, 3, func(c *experiment.CellRecord) {
 			if c.Task == leaf && c.Arm == "rl" && c.Seed == 1 {
 				c.Best.Test = nil
@@ -271,6 +278,10 @@ func TestCellsTable(t *testing.T) {
 		{"cells", "Best test", []string{leaf, "random", "3"}, "invalid"},
 		{"cells", "Best test", []string{leaf, "rl", "1"}, "0.1000"},
 		{"cells", "Chosen test", []string{leaf, "rl", "1"}, "0.1100"},
+		{"cells", "Answer test", []string{leaf, "rl", "1"}, "0.0800"},
+		{"cells", "Answer medal", []string{leaf, "rl", "1"}, "bronze"},
+		{"cells", "Answer medal", []string{leaf, "rl", "2"}, "none"},
+		{"cells", "Answer test", []string{leaf, "static-matched", "2"}, "-"},
 		{"cells", "Best medal", []string{leaf, "rl", "1"}, "gold"},
 		{"cells", "Best medal", []string{leaf, "rl", "3"}, "none"},
 		{"cells", "Sandbox s", []string{leaf, "rl", "2"}, "120.0"},

@@ -96,6 +96,15 @@ func fixtureLedger(spec experiment.Spec) experiment.Ledger {
 				chosen = f64(*v + 0.01)
 			}
 			rec.Chosen = graded(c.Task, chosen, "")
+			// The final answer: 0.02 from the best program (better on leaf, worse elsewhere),
+			// and leaf's rl seed 1 a bronze.
+			if v != nil {
+				answerMedal := ""
+				if c.Task == leaf && c.Arm == "rl" && i == 0 {
+					answerMedal = "bronze"
+				}
+				rec.Answer = graded(c.Task, f64(*v-0.02), answerMedal)
+			}
 			rec.BestValidation = v
 			rec.Programs, rec.SandboxSeconds, rec.WallSeconds, rec.Iterations = 32, rlSandbox[i], 200+float64(i), 4
 			if c.Arm != "rl" {

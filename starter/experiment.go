@@ -419,6 +419,9 @@ func cellLine(c experiment.CellRecord) string {
 		if c.Chosen != nil {
 			s += "; chosen program's test score " + fmtScore(c.Chosen.Test) + medalNote(c.Chosen)
 		}
+		if c.Answer != nil {
+			s += "; final answer's test score " + fmtScore(c.Answer.Test) + medalNote(c.Answer)
+		}
 	case experiment.StatusFailed, experiment.StatusBlocked, experiment.StatusNoData:
 		s += " " + firstClause(c.Reason)
 	}

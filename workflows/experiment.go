@@ -103,6 +103,9 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (experiment.Ledger, er
 		rec.BestValidation = res.BestScore
 		rec.Chosen = graded(res.Final, nil)
 		rec.Best = graded(res.Best, res.BestScore)
+		if res.Answer != nil && res.Answer.Test != nil {
+			rec.Answer = graded(res.Answer.Test, res.Answer.CVScore)
+		}
 		tested := map[string]*float64{}
 		if rec.Best != nil {
 			tested[rec.Best.Sample] = rec.Best.Test
