@@ -113,12 +113,18 @@ type Settings struct {
 	EnsembleRounds int `json:"ensemble_rounds,omitempty" yaml:"ensemble_rounds"`
 }
 
-// Defaults are the platform's settings (the paper's where they apply to a small network;
-// benchmarks/RESULTS.md says where and why they differ).
+// Defaults are the platform's best measured settings for the code-action network (the paper's
+// where they apply to a small network; benchmarks/RESULTS.md says where and why they differ):
+// improve prompts build on the best programs, a program the run already sampled is drawn again
+// (its result is known), PPO learns from the batch's ranks (one crash no longer drowns the
+// differences between valid programs), and the run's answer is the cross-validated ensemble of
+// its best programs. `--preset paper` restores the paper's.
 func Defaults() Settings {
+	p := ppo.Paper()
+	p.RewardShaping = ppo.ShapingRank
 	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: 1, Reward: reward.SchemePaper, Seed: 1,
-		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveMixed, ContinueEvery: 10,
-		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: ppo.Paper(),
+		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveBest, RedrawRepeats: 8, ContinueEvery: 10,
+		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: p,
 		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25}
 }
 

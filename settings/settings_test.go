@@ -66,14 +66,16 @@ func TestFlagsSetEverySettingTheyName(t *testing.T) {
 	s := Defaults()
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	s.Register(fs)
-	err := fs.Parse([]string{"--iterations", "3", "--protocol", "paper", "--improve-from", "best", "--init", "uniform",
-		"--policy", "llm", "--no-duration-weight", "--reward-shaping", "rank", "--advantage", "risk-seeking",
+	err := fs.Parse([]string{"--iterations", "3", "--protocol", "paper", "--improve-from", "recent", "--init", "uniform",
+		"--policy", "llm", "--no-duration-weight", "--reward-shaping", "none", "--redraw-repeats", "0",
+		"--final-candidates", "3", "--final-folds", "4", "--ensemble-rounds", "7", "--advantage", "risk-seeking",
 		"--risk-epsilon", "0.5", "--learning-rate", "0", "--sandbox-seconds", "120", "--seed", "9"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Iterations != 3 || s.Protocol != Paper || s.ImproveFrom != ImproveBest || s.Init != InitUniform || s.Backend != BackendLLM ||
-		s.PPO.DurationWeight || s.PPO.RewardShaping != ppo.ShapingRank || s.PPO.Advantage != ppo.AdvantageRiskSeeking ||
+	if s.Iterations != 3 || s.Protocol != Paper || s.ImproveFrom != ImproveRecent || s.Init != InitUniform || s.Backend != BackendLLM ||
+		s.PPO.DurationWeight || s.PPO.RewardShaping != ppo.ShapingNone || s.RedrawRepeats != 0 ||
+		s.FinalCandidates != 3 || s.FinalFolds != 4 || s.EnsembleRounds != 7 || s.PPO.Advantage != ppo.AdvantageRiskSeeking ||
 		s.PPO.RiskEpsilon != 0.5 || s.PPO.LearningRate != 0 || s.SandboxSeconds != 120 || s.Seed != 9 {
 		t.Fatalf("flags not applied: %+v", s)
 	}
@@ -98,6 +100,14 @@ func TestPaperPresetUnderFlags(t *testing.T) {
 	if s.PPO.LearningRate != 1e-5 || !s.PPO.DurationWeight || p.LLMMaxTokens != 1024 || s.Batch != 128 || s.Protocol != Paper ||
 		s.Iterations != Defaults().Iterations {
 		t.Fatalf("paper preset: %+v", p)
+	}
+	// The platform's defaults that are not the paper's are undone by the preset.
+	d := Defaults()
+	if d.ImproveFrom == ImproveMixed || d.RedrawRepeats == 0 || d.FinalCandidates == 0 || d.PPO.RewardShaping == ppo.ShapingNone {
+		t.Fatalf("the test expects defaults beyond the paper's: %+v", d)
+	}
+	if s.ImproveFrom != ImproveMixed || s.RedrawRepeats != 0 || s.FinalCandidates != 0 || s.PPO.RewardShaping != ppo.ShapingNone || s.PPO.Advantage != ppo.AdvantageGAE {
+		t.Fatalf("the paper preset keeps platform defaults the paper did not have: %+v", s)
 	}
 	given := Defaults()
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)

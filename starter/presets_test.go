@@ -30,3 +30,25 @@ func TestPaperPresetAndFlagsOverIt(t *testing.T) {
 		t.Errorf("run settings %+v: want batch 16 from the flag, the rest from the preset", in)
 	}
 }
+
+// The defaults are the platform's measured best for the network policy; an llm run drops the
+// redraws (code actions only) unless asked for them.
+func TestDefaultsAndTheLLMPolicy(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	plan := func(args ...string) settings.Settings {
+		t.Helper()
+		p, err := planRun(context.Background(), append([]string{"--task", "leaf-classification", "--data-dir", dataDir,
+			"--out", filepath.Join(t.TempDir(), "run"), "--temporal-address", "127.0.0.1:1"}, args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.info.Input.Settings
+	}
+	if d := plan(); d != settings.Defaults() || d.RedrawRepeats == 0 {
+		t.Fatalf("a run without flags: %+v, want the defaults (with redraws)", d)
+	}
+	llm := plan("--policy", "llm", "--policy-url", "http://127.0.0.1:1/v1", "--policy-model", "m", "--learning-rate", "0")
+	if llm.RedrawRepeats != 0 || llm.Backend != settings.BackendLLM {
+		t.Fatalf("an llm run keeps the network's redraws: %+v", llm)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -146,6 +147,11 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 		}
 	}
 	f.Instrumenter = f.instrumenter.perRun()
+	// Redraws are a default of the network policy, whose programs are code actions; an llm
+	// run drops them unless they were asked for (then validation names the conflict).
+	if f.Backend == settings.BackendLLM && !flagGiven(fs, "redraw-repeats") {
+		f.RedrawRepeats = 0
+	}
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
@@ -509,4 +515,11 @@ func checkReachable(ctx context.Context, address, namespace string, tls tlsFlags
 	}
 	c.Close()
 	return nil
+}
+
+// flagGiven says whether flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }
