@@ -166,5 +166,9 @@ func (r *trainRun) settings() string {
 	if in.Instrumenter == settings.InstrumenterNone {
 		s += " instrumentation=off"
 	}
+	s += fmt.Sprintf(" improve-from=%s redraw-repeats=%d reward-shaping=%s", in.ImproveFrom, in.RedrawRepeats, cmp.Or(in.PPO.RewardShaping, "none"))
+	if in.FinalCandidates > 0 {
+		s += fmt.Sprintf(" final-answer=%d candidates on %d folds", in.FinalCandidates, in.FinalFolds)
+	}
 	return s
 }
