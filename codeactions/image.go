@@ -15,17 +15,17 @@ var Image = register(&Library{
 	Slots: []Slot{
 		{"load", []Option{
 			{"input", "Load the tables from the input folder and open each image with Pillow.", 5},
-			{"cwd", "Load the CSV files from the working directory.", 2},                                       // fails while loading
-			{"no-ext", "Open each image by its id under the images folder.", 1},                                // no extension: fails at the first image
-			{"test-folder", "Open the training images from images/ and the test images from test_images/.", 1}, // fails after training
-			{"no-pil", "Import PIL and open each image.", 1},                                                   // `import PIL` does not bind Image
-			{"cv2", "Read the images with OpenCV.", 2},                                                         // not installed: fails at import
+			{"cwd", "Load the CSV files from the working directory.", 0.3},                                       // fails while loading
+			{"no-ext", "Open each image by its id under the images folder.", 0.2},                                // no extension: fails at the first image
+			{"test-folder", "Open the training images from images/ and the test images from test_images/.", 0.2}, // fails after training
+			{"no-pil", "Import PIL and open each image.", 0.2},                                                   // `import PIL` does not bind Image
+			{"cv2", "Read the images with OpenCV.", 0.2},                                                         // not installed: fails at import
 		}},
 		{"decode", []Option{
 			{"draft", "Let the JPEG decoder shrink each image while decoding (draft mode), then resize it to a square in RGB.", 1},
 			{"full", "Decode each image in full, convert it to RGB and resize it to a square.", 4},
-			{"thumbnail", "Shrink each image in place with thumbnail, keeping its aspect ratio.", 2}, // portrait pixels come transposed
-			{"gray", "Decode each image as grayscale and resize it to a square.", 1},                 // 2-D arrays: colour features fail
+			{"thumbnail", "Shrink each image in place with thumbnail, keeping its aspect ratio.", 0.5}, // portrait pixels come transposed
+			{"gray", "Decode each image as grayscale and resize it to a square.", 0.5},                 // 2-D arrays: colour features fail
 		}},
 		{"size", []Option{
 			{"16", "Work at 16 pixels.", 1},
@@ -48,14 +48,14 @@ var Image = register(&Library{
 			{"none", "", 6},
 			{"hflip", "Add a horizontally mirrored copy of every training image.", 2},
 			{"hvflip", "Add horizontally and vertically mirrored copies of every training image.", 0.5},
-			{"hflip-x-only", "Add the features of horizontally mirrored training images.", 1}, // labels not repeated: fails at fitting
+			{"hflip-x-only", "Add the features of horizontally mirrored training images.", 0.2}, // labels not repeated: fails at fitting
 		}},
 		{"transform", []Option{
 			{"none", "", 4},
 			{"standard", "Standardise the features.", 4},
 			{"sqrt", "Take the square root of the features (Hellinger), then standardise.", 0.5},
 			{"pca32", "Standardise, then reduce to 32 principal components.", 1},
-			{"pca128", "Standardise, then reduce to 128 principal components.", 1.5}, // fails on fewer than 128 features
+			{"pca128", "Standardise, then reduce to 128 principal components.", 0.5}, // fails on fewer than 128 features
 		}},
 		{"target", []Option{
 			{"argmax", "Train one multi-class model on the index of each row's positive column.", 3},
@@ -73,7 +73,7 @@ var Image = register(&Library{
 			{"extra-trees", "Fit an extra-trees ensemble.", 1},
 			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 2},
 			{"svc", "Fit an RBF support vector classifier with probability estimates.", 1},
-			{"linear-svc", "Fit a linear support vector classifier.", 2}, // no predict_proba: fails after training
+			{"linear-svc", "Fit a linear support vector classifier.", 0.3}, // no predict_proba: fails after training
 			{"stacking", "Stack logistic regression, extra trees and k-nearest neighbours under a logistic regression.", 0.5},
 		}},
 		{"strength", []Option{{"s0", "", 2}, {"s1", "", 4}, {"s2", "", 4}, {"s3", "", 2}, {"s4", "", 1}, {"s5", "", 1}}},
@@ -87,12 +87,52 @@ var Image = register(&Library{
 			{"aligned", "Write the id and one probability column per target.", 3},
 			{"sample", "Fill the sample submission's target columns with the probabilities.", 2},
 			{"hard-onehot", "Write the predicted class as a one-hot row.", 2},
-			{"no-id", "Write the probability columns without the id.", 2},                // invalid
-			{"index-columns", "Write the id and the probability matrix as it comes.", 1}, // columns 0..3: invalid
+			{"no-id", "Write the probability columns without the id.", 0.3},                // invalid
+			{"index-columns", "Write the id and the probability matrix as it comes.", 0.2}, // columns 0..3: invalid
 		}},
 	},
-	render: renderImage,
+	Clashes: imageClashes,
+	render:  renderImage,
 })
+
+// imageClashes are the library's intended clashes, read off its renderer.
+var imageClashes = []ClashRule{
+	{Reason: "OpenCV is not installed",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "cv2") }},
+	{Reason: "the files are read from the working directory, not input/: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "cwd") }},
+	{Reason: "image paths without the extension: fails at the first image",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "no-ext") }},
+	{Reason: "`import PIL` does not bind Image: fails at the first image",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "no-pil") }},
+	{Reason: "there is no test_images folder: fails after training",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "test-folder") }},
+	{Reason: "grayscale images have no colour channels for the RGB, gradient or texture features",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("decode", "gray") && !c.Is("features", "pixels", "hsv-hist")
+		}},
+	{Reason: "raw pixels at the original sizes: images of different sizes cannot be stacked (and full-size ones fill the memory)",
+		DataDependent: true,
+		When:          func(c Choice, s Schema) bool { return c.Is("size", "original") && c.Is("features", "pixels", "all") }},
+	{Reason: "thumbnails keep each image's aspect: raw pixels of different aspects cannot be stacked", DataDependent: true,
+		When: func(c Choice, s Schema) bool {
+			return c.Is("decode", "thumbnail") && !c.Is("size", "original") && c.Is("features", "pixels", "all")
+		}},
+	{Reason: "128 principal components of fewer than 128 features",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("transform", "pca128") && c.Is("features", "rgb-hist", "hsv-hist", "texture")
+		}},
+	{Reason: "mirrored features without repeated labels: the counts differ",
+		When: func(c Choice, s Schema) bool { return c.Is("augment", "hflip-x-only") }},
+	{Reason: "XGBoost refuses the class names as labels",
+		When: func(c Choice, s Schema) bool { return c.Is("target", "argmax-names") && c.Is("model", "xgboost") }},
+	{Reason: "LinearSVC has no predict_proba",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "linear-svc") }},
+	{Reason: "the probability matrix's column numbers instead of the target names",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "index-columns") }},
+	{Reason: "the submission has no id column",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "no-id") && !s.ByPosition }},
+}
 
 // imageStrengths are each model's hyper-parameters at strength s0..s5.
 var imageStrengths = map[string][6]string{

@@ -8,6 +8,7 @@ package codeactions
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -39,8 +40,60 @@ type Slot struct {
 type Library struct {
 	Modality string
 	Slots    []Slot
+	// Clashes are the library's intended clashes, declared beside its options.
+	Clashes []ClashRule
 	// render writes the program for a checked choice of options.
 	render func(c Choice, s Schema) Program
+}
+
+// ClashRule names a combination of options whose program is written to fail (an exception, or
+// a submission the grader refuses): the intended clashes the policy learns to avoid. Rules are
+// read off the renderer; a program no rule names must write a valid submission for every task
+// of the library's modality.
+type ClashRule struct {
+	// Reason says what fails, e.g. "LinearSVC has no predict_proba".
+	Reason string
+	// DataDependent marks a clash that fails on some data of the task's shape and not on other
+	// (log1p of a negative count, a context the test lacks): its program may still be valid.
+	DataDependent bool
+	When          func(c Choice, s Schema) bool
+}
+
+// Clash returns why the program must fail on any data of the task's shape: the reason of the
+// first certain clash rule it meets, "" when it meets none (or only data-dependent ones), or why
+// the tokens are not a program of the library.
+func (l *Library) Clash(tokens []int, s Schema) string {
+	return l.clash(tokens, s, false)
+}
+
+// MayClash returns why the program fails on some data of the task's shape (a certain clash, or
+// else a data-dependent one), "" when it should write a valid submission on any.
+func (l *Library) MayClash(tokens []int, s Schema) string {
+	return l.clash(tokens, s, true)
+}
+
+func (l *Library) clash(tokens []int, s Schema, maybe bool) string {
+	ch, err := l.Choices(tokens)
+	if err != nil {
+		return err.Error()
+	}
+	c := Choice{lib: l, idx: ch}
+	var first string
+	for _, r := range l.Clashes {
+		if !r.When(c, s) {
+			continue
+		}
+		if !r.DataDependent {
+			return r.Reason
+		}
+		if first == "" {
+			first = r.Reason
+		}
+	}
+	if maybe {
+		return first
+	}
+	return ""
 }
 
 // Token is a global index over all (slot, option) pairs: the network's vocabulary.
@@ -127,6 +180,23 @@ func (c Choice) Opt(slot string) string {
 		if s.Name == slot {
 			return s.Options[c.idx[i]].Name
 		}
+	}
+	panic("codeactions: " + c.lib.Modality + " has no slot " + slot)
+}
+
+// Is reports whether slot's chosen option is one of options; it panics on an option the slot
+// does not have, so a misspelt clash rule fails loudly instead of never matching.
+func (c Choice) Is(slot string, options ...string) bool {
+	for i, s := range c.lib.Slots {
+		if s.Name != slot {
+			continue
+		}
+		for _, o := range options {
+			if !slices.ContainsFunc(s.Options, func(x Option) bool { return x.Name == o }) {
+				panic("codeactions: " + c.lib.Modality + " slot " + slot + " has no option " + o)
+			}
+		}
+		return slices.Contains(options, s.Options[c.idx[i]].Name)
 	}
 	panic("codeactions: " + c.lib.Modality + " has no slot " + slot)
 }

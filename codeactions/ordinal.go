@@ -13,19 +13,19 @@ var Ordinal = register(&Library{
 	Slots: []Slot{
 		{"imports", []Option{
 			{"full", "", 8},
-			{"no-vectorizer", "", 1}, // forgets TfidfVectorizer: fails where TF-IDF features are built
-			{"no-pandas", "", 1},     // fails while loading
+			{"no-vectorizer", "", 0.3}, // forgets TfidfVectorizer: fails where TF-IDF features are built
+			{"no-pandas", "", 0.2},     // fails while loading
 		}},
 		{"load", []Option{
 			{"input", "Load train, test and the sample submission from the input folder.", 6},
-			{"cwd", "Load the CSV files from the working directory.", 3},     // wrong path: fails
-			{"index-col", "Load the CSV files with the id as the index.", 1}, // no id column left for the submission
+			{"cwd", "Load the CSV files from the working directory.", 0.3},     // wrong path: fails
+			{"index-col", "Load the CSV files with the id as the index.", 0.3}, // no id column left for the submission
 		}},
 		{"target", []Option{
 			{"score", "Predict the score as it is.", 6},
 			{"shifted", "Shift the scores to start at 0 and shift predictions back.", 1},
-			{"log", "Predict the log of the score and exponentiate predictions back.", 1},
-			{"label-column", "Take the scores from the label column.", 2}, // no such column: fails
+			{"log", "Predict the log of the score and exponentiate predictions back.", 0.5},
+			{"label-column", "Take the scores from the label column.", 0.2}, // no such column: fails
 		}},
 		{"framing", []Option{
 			{"regression", "Frame the task as regression on the score.", 4},
@@ -38,14 +38,14 @@ var Ordinal = register(&Library{
 			{"tfidf-char", "Vectorise the essays with character 2-5-gram TF-IDF.", 1},
 			{"tfidf-length", "Combine word 1-2-gram TF-IDF with standardised length statistics.", 1},
 			{"all", "Combine word and character TF-IDF with standardised length statistics.", 0.5},
-			{"raw-text", "Feed the essay text to the model directly.", 2},                 // strings to a numeric model: fails at fit
-			{"tfidf-refit", "Vectorise train and test each with its own word TF-IDF.", 1}, // feature counts differ: fails at prediction
+			{"raw-text", "Feed the essay text to the model directly.", 0.3},                 // strings to a numeric model: fails at fit
+			{"tfidf-refit", "Vectorise train and test each with its own word TF-IDF.", 0.3}, // feature counts differ: fails at prediction
 		}},
 		{"transform", []Option{
 			{"none", "", 6},
 			{"standard", "Scale the features to unit variance.", 2},
 			{"svd", "Reduce the features to 100 components with truncated SVD.", 1},
-			{"pca", "Reduce the features to 50 principal components.", 1}, // PCA refuses sparse TF-IDF
+			{"pca", "Reduce the features to 50 principal components.", 0.5}, // PCA refuses sparse TF-IDF
 		}},
 		{"model", []Option{
 			{"mode", "Predict the most common score.", 1},
@@ -63,12 +63,12 @@ var Ordinal = register(&Library{
 			{"none", "Train on all the training data and report the training error.", 5},
 			{"holdout", "Report the quadratic weighted kappa of rounded predictions on a stratified 20% hold-out, then refit on everything.", 2},
 			{"holdout-no-refit", "Train on 80% and report the quadratic weighted kappa on a stratified 20% hold-out.", 1},
-			{"holdout-raw-kappa", "Report the quadratic weighted kappa of the raw predictions on a 20% hold-out, then refit on everything.", 2}, // kappa of continuous predictions: fails
+			{"holdout-raw-kappa", "Report the quadratic weighted kappa of the raw predictions on a 20% hold-out, then refit on everything.", 0.3}, // kappa of continuous predictions: fails
 			{"oof5", "Predict every training essay out of fold with 5-fold cross-validation and report their kappa, then refit on everything.", 0.5},
 		}},
 		{"postprocess", []Option{
-			{"none", "", 4}, // continuous scores: an invalid submission
-			{"round-clip", "Round the predictions and clip them to the 1-6 range.", 3},
+			{"none", "", 1}, // continuous scores: an invalid submission
+			{"round-clip", "Round the predictions and clip them to the 1-6 range.", 5},
 			{"round", "Round the predictions to whole numbers.", 2},
 			{"floor", "Truncate the predictions to whole numbers.", 1},
 			{"thresholds", "Turn predictions into scores with cut points tuned for kappa on the validation predictions.", 0.5},
@@ -76,12 +76,75 @@ var Ordinal = register(&Library{
 		{"submission", []Option{
 			{"aligned", "Write the essay id and the predicted score.", 4},
 			{"sample-fill", "Fill the sample submission's score column.", 2},
-			{"no-id", "Write the scores without the id column.", 2},
-			{"prediction-column", "Write the id and the scores in a prediction column.", 1},
+			{"no-id", "Write the scores without the id column.", 0.3},
+			{"prediction-column", "Write the id and the scores in a prediction column.", 0.2},
 		}},
 	},
-	render: renderOrdinal,
+	Clashes: ordinalClashes,
+	render:  renderOrdinal,
 })
+
+// ordinalContinuous reports whether the model's raw predictions are continuous scores: a
+// regression, or the probability-weighted mean (the mode predicts a training score).
+func ordinalContinuous(c Choice) bool {
+	return c.Is("framing", "regression", "expected-value") && !c.Is("model", "mode")
+}
+
+// ordinalClashes are the library's intended clashes, read off its renderer.
+var ordinalClashes = []ClashRule{
+	{Reason: "TfidfVectorizer is not imported: fails where the TF-IDF features are built",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("imports", "no-vectorizer") && c.Is("features", "tfidf-word", "tfidf-char", "tfidf-length", "all", "tfidf-refit")
+		}},
+	{Reason: "pandas is not imported: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-pandas") }},
+	{Reason: "the files are read from the working directory, not input/: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "cwd") }},
+	{Reason: "the id column became the index: fails writing the id",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("load", "index-col") && !jsonTables(s) && !c.Is("submission", "sample-fill")
+		}},
+	{Reason: "the train has no label column",
+		When: func(c Choice, s Schema) bool { return c.Is("target", "label-column") }},
+	{Reason: "a classifier refuses the continuous log scores",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("target", "log") && !c.Is("framing", "regression") && !c.Is("model", "mode")
+		}},
+	// The stacking classifier encodes the labels for its XGBoost itself.
+	{Reason: "XGBoost needs classes from 0, and the scores start at 1",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("target", "score") && !c.Is("framing", "regression") && c.Is("model", "xgboost")
+		}},
+	{Reason: "a ridge classifier or a linear SVM has no predict_proba for the expected value",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("framing", "expected-value") && c.Is("model", "ridge", "svm")
+		}},
+	{Reason: "the essay text fed to a numeric model or transform",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("features", "raw-text") && !(c.Is("model", "mode") && c.Is("transform", "none"))
+		}},
+	{Reason: "TF-IDF refitted on the test has other columns: fails at prediction",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("features", "tfidf-refit") && !(c.Is("model", "mode") && c.Is("transform", "none", "pca"))
+		}},
+	{Reason: "PCA refuses sparse TF-IDF",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("transform", "pca") && c.Is("features", "tfidf-word", "tfidf-char", "tfidf-length", "all", "tfidf-refit")
+		}},
+	{Reason: "the quadratic weighted kappa of continuous predictions",
+		When: func(c Choice, s Schema) bool { return c.Is("validation", "holdout-raw-kappa") && ordinalContinuous(c) }},
+	{Reason: "continuous scores: the grader needs whole numbers",
+		When: func(c Choice, s Schema) bool { return c.Is("postprocess", "none") && ordinalContinuous(c) }},
+	{Reason: "unrounded predictions of the mode: a median may be a half, exp(log(3)) is not exactly 3", DataDependent: true,
+		When: func(c Choice, s Schema) bool {
+			return (c.Is("postprocess", "none") || c.Is("validation", "holdout-raw-kappa")) &&
+				c.Is("model", "mode") && (c.Is("framing", "regression") || c.Is("target", "log"))
+		}},
+	{Reason: "the scores are written under a prediction column, not the target's",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "prediction-column") }},
+	{Reason: "the submission has no id column",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "no-id") && !s.ByPosition }},
+}
 
 // ordinalStrengths are each model's settings at strength s0..s5 (the mode has none); for the
 // grid they are the values searched.

@@ -13,25 +13,25 @@ var Preference = register(&Library{
 	Slots: []Slot{
 		{"imports", []Option{
 			{"full", "", 8},
-			{"no-json", "", 1},   // forgets json: fails where the texts are parsed
-			{"no-pandas", "", 1}, // fails while loading
+			{"no-json", "", 0.2},   // forgets json: fails where the texts are parsed
+			{"no-pandas", "", 0.2}, // fails while loading
 		}},
 		{"load", []Option{
 			{"input", "Load train, test and the sample submission from the input folder.", 6},
-			{"cwd", "Load the CSV files from the working directory.", 3},     // wrong path: fails
-			{"index-col", "Load the CSV files with the id as the index.", 1}, // no id column left for the submission
+			{"cwd", "Load the CSV files from the working directory.", 0.3},     // wrong path: fails
+			{"index-col", "Load the CSV files with the id as the index.", 0.3}, // no id column left for the submission
 		}},
 		{"parse", []Option{
 			{"json", "Parse the prompt and responses as JSON lists of turns and join the turns.", 3},
 			{"raw", "Use the prompt and response fields as raw strings.", 4},
-			{"literal-eval", "Parse the prompt and response lists with ast.literal_eval.", 2}, // null turns: fails
+			{"literal-eval", "Parse the prompt and response lists with ast.literal_eval.", 0.5}, // null turns: fails
 			{"first-turn", "Keep only the first turn of each conversation.", 1},
 		}},
 		{"target", []Option{
 			{"argmax", "Encode the outcome as 0 (A wins), 1 (B wins) or 2 (tie).", 5},
 			{"idxmax", "Use the name of the winning outcome column as the label.", 2},
 			{"sign", "Encode the outcome as A's win minus B's win (1, -1, or 0 for a tie).", 1},
-			{"winner-column", "Take the labels from the winner column.", 2}, // no such column: fails
+			{"winner-column", "Take the labels from the winner column.", 0.2}, // no such column: fails
 		}},
 		{"features", []Option{
 			{"length-diff", "Compare the responses' lengths in characters and words (both, and their difference).", 4},
@@ -39,8 +39,8 @@ var Preference = register(&Library{
 			{"similarity", "Add to the structure features the TF-IDF cosine similarities between the prompt and each response and between the responses.", 1},
 			{"tfidf-diff", "Add to the structure and similarity features the difference of the responses' TF-IDF vectors.", 1},
 			{"tfidf-both", "Add to the structure and similarity features both responses' TF-IDF vectors side by side.", 1},
-			{"raw-text", "Feed the prompt and response texts to the model directly.", 2},                                 // strings to a numeric model: fails at fit
-			{"model-names", "Add to the structure features which chatbot wrote each response (one-hot model names).", 2}, // the test has no model names: fails
+			{"raw-text", "Feed the prompt and response texts to the model directly.", 0.3},                                 // strings to a numeric model: fails at fit
+			{"model-names", "Add to the structure features which chatbot wrote each response (one-hot model names).", 0.3}, // the test has no model names: fails
 		}},
 		{"augment", []Option{
 			{"none", "", 6},
@@ -50,8 +50,8 @@ var Preference = register(&Library{
 		{"model", []Option{
 			{"prior", "Predict the class frequencies of the training data.", 1},
 			{"logreg", "Fit a multinomial logistic regression.", 4},
-			{"naive-bayes", "Fit a Gaussian naive Bayes model.", 1},      // refuses sparse TF-IDF
-			{"linear-svc", "Fit a linear support vector classifier.", 1}, // no predict_proba unless calibrated
+			{"naive-bayes", "Fit a Gaussian naive Bayes model.", 1},        // refuses sparse TF-IDF
+			{"linear-svc", "Fit a linear support vector classifier.", 0.3}, // no predict_proba unless calibrated
 			{"knn", "Fit a k-nearest-neighbours classifier.", 1},
 			{"random-forest", "Fit a random forest.", 3},
 			{"gradient-boosting", "Fit scikit-learn's gradient boosting.", 1},
@@ -69,7 +69,7 @@ var Preference = register(&Library{
 		{"postprocess", []Option{
 			{"none", "", 6},
 			{"clip", "Clip the probabilities to [0.02, 0.98] and renormalise.", 1},
-			{"clip-no-renorm", "Clip the probabilities to [0.05, 0.95].", 1}, // rows stop summing to one: invalid
+			{"clip-no-renorm", "Clip the probabilities to [0.05, 0.95].", 0.3}, // rows stop summing to one: invalid
 			{"calibrate", "Calibrate the probabilities with 3-fold sigmoid calibration.", 1},
 			{"temperature", "Soften or sharpen the probabilities with a temperature tuned for log loss on the validation predictions.", 0.5},
 			{"sharpen", "Sharpen the probabilities (squared, renormalised).", 1},
@@ -77,13 +77,55 @@ var Preference = register(&Library{
 		{"submission", []Option{
 			{"aligned", "Write one probability column per outcome, mapping the model's classes to the outcome columns.", 3},
 			{"sample-columns", "Write the probabilities under the sample submission's columns in the model's class order.", 3},
-			{"model-classes", "Write the model's classes as columns.", 3},
+			{"model-classes", "Write the model's classes as columns.", 0.5},
 			{"hard-labels", "Write the predicted outcome as a one-hot row.", 1},
-			{"no-id", "Write the probabilities without the id column.", 2},
+			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	render: renderPreference,
+	Clashes: preferenceClashes,
+	render:  renderPreference,
 })
+
+// preferenceClashes are the library's intended clashes, read off its renderer.
+var preferenceClashes = []ClashRule{
+	{Reason: "json is not imported: fails where the turns are parsed",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("imports", "no-json") && c.Is("parse", "json", "first-turn")
+		}},
+	{Reason: "pandas is not imported: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-pandas") }},
+	{Reason: "the files are read from the working directory, not input/: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "cwd") }},
+	{Reason: "the id column became the index: fails writing the id",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("load", "index-col") && !jsonTables(s) && !(s.ByPosition && c.Is("submission", "no-id"))
+		}},
+	{Reason: "literal_eval fails on the null turns (JSON's null is no Python literal)", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("parse", "literal-eval") }},
+	{Reason: "the train has no winner column",
+		When: func(c Choice, s Schema) bool { return c.Is("target", "winner-column") }},
+	// The stacking classifier encodes the labels for its XGBoost itself.
+	{Reason: "XGBoost needs the labels 0, 1, 2: outcome names or signs fail",
+		When: func(c Choice, s Schema) bool { return c.Is("target", "idxmax", "sign") && c.Is("model", "xgboost") }},
+	{Reason: "the texts fed to a numeric model",
+		When: func(c Choice, s Schema) bool { return c.Is("features", "raw-text") && !c.Is("model", "prior") }},
+	{Reason: "the test has no model names",
+		When: func(c Choice, s Schema) bool { return c.Is("features", "model-names") }},
+	{Reason: "Gaussian naive Bayes needs dense features: fails on sparse TF-IDF",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("model", "naive-bayes") && c.Is("features", "tfidf-diff", "tfidf-both")
+		}},
+	{Reason: "LinearSVC has no predict_proba (unless calibrated)",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "linear-svc") && !c.Is("postprocess", "calibrate") }},
+	{Reason: "probabilities clipped without renormalising no longer sum to one (unless none was clipped)", DataDependent: true,
+		When: func(c Choice, s Schema) bool {
+			return c.Is("postprocess", "clip-no-renorm") && !c.Is("submission", "hard-labels")
+		}},
+	{Reason: "the model's class codes as columns instead of the outcome columns",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "model-classes") && !c.Is("target", "idxmax") }},
+	{Reason: "the submission has no id column",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "no-id") && !s.ByPosition }},
+}
 
 // preferenceStrengths are each model's settings at strength s0..s5 (the prior has none).
 var preferenceStrengths = map[string][6]string{

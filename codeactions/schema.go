@@ -34,6 +34,9 @@ type Schema struct {
 	Output              string
 	// Integer asks for whole-number predictions (ordinal scores).
 	Integer bool
+	// ByPosition: the grader matches submission rows to answers by position, so the id column
+	// is not needed (nomad2018); otherwise rows are matched by id.
+	ByPosition bool
 	// Text, Images and ImageExt are the task's inputs (tasks.Inputs).
 	Text             []string
 	Images, ImageExt string
@@ -43,7 +46,8 @@ type Schema struct {
 func SchemaOf(s *tasks.Spec) Schema {
 	out := Schema{IDColumn: s.IDColumn, Targets: s.TargetColumns, Train: s.Files.Train, Test: s.Files.Test,
 		Sample: s.Files.SampleSubmission, Metric: s.Metric, Integer: s.Answers.Integer,
-		Text: s.Inputs.Text, Images: s.Inputs.Images, ImageExt: s.Inputs.ImageExt}
+		ByPosition: s.Answers.MatchBy == "position",
+		Text:       s.Inputs.Text, Images: s.Inputs.Images, ImageExt: s.Inputs.ImageExt}
 	switch {
 	case s.Answers.Format == "one-hot":
 		out.Output = OutputClassProbabilities
@@ -97,18 +101,23 @@ func readTable(folder, file string, extra string) string {
 
 // loadTables writes the loading step shared by the libraries: "input" reads the task's
 // files, "cwd" looks in the wrong folder (fails while loading), "index-col" turns the id into
-// the index (fails where the id column is used).
+// the index (fails where the id column is used). The index is the id column by name, whatever
+// its position, so the clash is the same on every task (insults' id is its third column).
 func loadTables(b *code, how string, schema Schema) {
 	folder, extra := "input/", ""
 	switch how {
 	case "cwd":
 		folder = ""
 	case "index-col":
-		if !strings.HasSuffix(schema.Train, ".json") {
-			extra = "index_col=0"
+		if !jsonTables(schema) {
+			extra = fmt.Sprintf("index_col=%q", schema.IDColumn)
 		}
 	}
 	b.w("train = %s", readTable(folder, schema.Train, extra))
 	b.w("test = %s", readTable(folder, schema.Test, extra))
 	b.w("sample = %s", readTable(folder, schema.Sample, ""))
 }
+
+// jsonTables reports whether the task's tables are JSON records, which "index-col" leaves
+// as they are.
+func jsonTables(s Schema) bool { return strings.HasSuffix(s.Train, ".json") }

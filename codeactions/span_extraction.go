@@ -13,19 +13,19 @@ var SpanExtraction = register(&Library{
 	Slots: []Slot{
 		{"imports", []Option{
 			{"full", "", 8},
-			{"no-sklearn", "", 1}, // fails at the vectoriser
-			{"no-pandas", "", 1},  // fails while loading
+			{"no-sklearn", "", 0.2}, // fails at the vectoriser
+			{"no-pandas", "", 0.2},  // fails while loading
 		}},
 		{"load", []Option{
 			{"input", "Load train, test and the sample submission from the input folder and fill missing texts with empty strings.", 5},
-			{"no-fillna", "Load train, test and the sample submission from the input folder.", 4}, // a missing tweet crashes .split()
-			{"dropna", "Load the files from the input folder and drop training rows with missing values.", 2},
-			{"cwd", "Load the CSV files from the working directory.", 2}, // wrong path: fails
+			{"no-fillna", "Load train, test and the sample submission from the input folder.", 0.5}, // a missing tweet crashes .split()
+			{"dropna", "Load the files from the input folder and drop training rows with missing values.", 0.5},
+			{"cwd", "Load the CSV files from the working directory.", 0.3}, // wrong path: fails
 		}},
 		{"labels", []Option{
 			{"in-span", "Label each word of a training text 1 if it overlaps the selected text's position in the text.", 2},
 			{"word-set", "Label each word of a training text 1 if it appears among the selected text's words.", 4},
-			{"wrong-column", "Take the selected words from the span column.", 1}, // no such column: fails
+			{"wrong-column", "Take the selected words from the span column.", 0.2}, // no such column: fails
 		}},
 		{"features", []Option{
 			{"word-sentiment", "Describe each word by itself, itself crossed with the sentiment, the sentiment and its position.", 3},
@@ -37,14 +37,14 @@ var SpanExtraction = register(&Library{
 		{"vectorizer", []Option{
 			{"dict", "Vectorise the word features with a DictVectorizer fitted on train.", 4},
 			{"hashing", "Hash the word features into 2^18 columns.", 2},
-			{"refit-test", "Vectorise train and test each with their own DictVectorizer.", 2}, // columns differ: fails at prediction
+			{"refit-test", "Vectorise train and test each with their own DictVectorizer.", 0.3}, // columns differ: fails at prediction
 		}},
 		{"model", []Option{
 			{"logreg", "Classify words with a logistic regression.", 5},
-			{"naive-bayes", "Classify words with multinomial naive Bayes.", 2}, // fails on hashed (signed) features
+			{"naive-bayes", "Classify words with multinomial naive Bayes.", 1}, // fails on hashed (signed) features
 			{"sgd", "Classify words with a logistic-loss SGD classifier.", 1},
-			{"linear-svc", "Classify words with a linear support vector classifier.", 2}, // no predict_proba: fails
-			{"gaussian-nb", "Classify words with Gaussian naive Bayes.", 1},              // sparse input: fails at fit
+			{"linear-svc", "Classify words with a linear support vector classifier.", 0.3}, // no predict_proba: fails
+			{"gaussian-nb", "Classify words with Gaussian naive Bayes.", 0.2},              // sparse input: fails at fit
 			{"random-forest", "Classify words with a random forest.", 1},
 			{"xgboost", "Classify words with gradient-boosted trees (XGBoost).", 1},
 			{"grid-logreg", "Grid-search the logistic regression's C by 3-fold cross-validated log loss.", 0.5},
@@ -71,19 +71,58 @@ var SpanExtraction = register(&Library{
 			{"holdout-words", "Check the word-level log loss on a 20% hold-out of tweets, then refit on everything.", 2},
 			{"holdout-jaccard", "Decode a 20% hold-out of tweets and report the mean squared Jaccard distance, then refit on everything.", 1},
 			{"holdout-exact", "Decode a 20% hold-out of tweets and report the exact-match accuracy, then refit on everything.", 1},
-			{"holdout-mse-text", "Train on 80% of the tweets and report the squared error between predicted and true texts on the rest.", 1}, // strings: fails
+			{"holdout-mse-text", "Train on 80% of the tweets and report the squared error between predicted and true texts on the rest.", 0.2}, // strings: fails
 		}},
 		{"submission", []Option{
 			{"frame", "Write the tweet id and the predicted text.", 5},
 			{"quote-all", "Write the tweet id and the predicted text, quoting every field.", 1},
-			{"manual", "Write the submission line by line.", 2}, // commas and quotes break the CSV: invalid
+			{"manual", "Write the submission line by line.", 0.5}, // commas and quotes break the CSV: invalid
 			{"sentiment", "Write the tweet id and its sentiment.", 1},
-			{"no-id", "Write the predicted text without the id column.", 1},
-			{"text-column", "Write the tweet id and the predicted text in a text column.", 1},
+			{"no-id", "Write the predicted text without the id column.", 0.2},
+			{"text-column", "Write the tweet id and the predicted text in a text column.", 0.2},
 		}},
 	},
-	render: renderSpanExtraction,
+	Clashes: spanExtractionClashes,
+	render:  renderSpanExtraction,
 })
+
+// spanExtractionClashes are the library's intended clashes, read off its renderer.
+var spanExtractionClashes = []ClashRule{
+	{Reason: "scikit-learn is not imported: fails at the vectoriser",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-sklearn") }},
+	{Reason: "pandas is not imported: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-pandas") }},
+	{Reason: "the files are read from the working directory, not input/: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "cwd") }},
+	{Reason: "a missing tweet (Kaggle's train has one) crashes split without fillna", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("load", "no-fillna") }},
+	{Reason: "dropna keeps a missing test tweet, which crashes split", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("load", "dropna") }},
+	{Reason: "the train has no span column",
+		When: func(c Choice, s Schema) bool { return c.Is("labels", "wrong-column") }},
+	{Reason: "a DictVectorizer fitted on the test has other columns: fails at prediction",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("vectorizer", "refit-test") && !c.Is("features", "position")
+		}},
+	// Position features have the same names in train and test: the same columns, unless a
+	// sentiment is missing from one of them.
+	{Reason: "a DictVectorizer fitted on the test has other columns when a sentiment is missing from it", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("vectorizer", "refit-test") }},
+	{Reason: "multinomial naive Bayes refuses the hashed (signed) features",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "naive-bayes") && c.Is("vectorizer", "hashing") }},
+	{Reason: "LinearSVC has no predict_proba",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "linear-svc") }},
+	{Reason: "Gaussian naive Bayes needs dense features: fails on the sparse words",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "gaussian-nb") }},
+	{Reason: "squared error between texts",
+		When: func(c Choice, s Schema) bool { return c.Is("validation", "holdout-mse-text") }},
+	{Reason: "a hand-written CSV breaks on the commas and quotes of the spans", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "manual") }},
+	{Reason: "the spans are written under a text column, not the target's",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "text-column") }},
+	{Reason: "the submission has no id column",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "no-id") && !s.ByPosition }},
+}
 
 // spanStrengths are each word model's hyper-parameters at strength s0..s5.
 var spanStrengths = map[string][6]string{

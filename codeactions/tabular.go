@@ -9,18 +9,18 @@ var TabularClassification = register(&Library{
 	Slots: []Slot{
 		{"imports", []Option{
 			{"full", "", 8},
-			{"no-sklearn", "", 1}, // fails where the first estimator is named
-			{"no-pandas", "", 1},  // fails while loading
+			{"no-sklearn", "", 0.2}, // fails where the first estimator is named
+			{"no-pandas", "", 0.2},  // fails while loading
 		}},
 		{"load", []Option{
 			{"input", "Load train, test and the sample submission from the input folder.", 6},
-			{"cwd", "Load the CSV files from the working directory.", 3}, // wrong path: fails
-			{"index-col", "Load the CSV files with the id as the index.", 1},
+			{"cwd", "Load the CSV files from the working directory.", 1.6},     // wrong path: fails
+			{"index-col", "Load the CSV files with the id as the index.", 0.2}, // no id for the submission
 		}},
 		{"target", []Option{
 			{"label-encoder", "Encode the class labels as integers.", 5},
 			{"raw", "Keep the class labels as they are.", 4},
-			{"label-column", "Take the labels from the label column.", 1}, // no such column: fails
+			{"label-column", "Take the labels from the label column.", 0.2}, // no such column: fails
 		}},
 		{"features", []Option{
 			{"all", "Use every feature column.", 6},
@@ -46,12 +46,12 @@ var TabularClassification = register(&Library{
 			{"random-forest", "Fit a random forest.", 4},
 			{"extra-trees", "Fit an extra-trees ensemble.", 1},
 			{"lda", "Fit a shrinkage linear discriminant analysis.", 1},
-			{"qda", "Fit a regularised quadratic discriminant analysis.", 1},
+			{"qda", "Fit a regularised quadratic discriminant analysis.", 0.5},
 			{"naive-bayes", "Fit a Gaussian naive Bayes model.", 2},
 			{"svc", "Fit an RBF support vector classifier with probability estimates.", 1},
 			{"mlp", "Fit a small neural network.", 1},
 			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 1},
-			{"linear-svc", "Fit a linear support vector classifier.", 2}, // no predict_proba: fails
+			{"linear-svc", "Fit a linear support vector classifier.", 0.3}, // no predict_proba: fails
 			{"stacking", "Stack logistic regression, a random forest and k-nearest neighbours under a logistic regression.", 0.5},
 			{"grid-logreg", "Grid-search the logistic regression's C by 3-fold cross-validated log loss.", 0.5},
 		}},
@@ -68,17 +68,67 @@ var TabularClassification = register(&Library{
 			{"clip-1e-2", "Clip probabilities at 0.01 and renormalise.", 1},
 			{"soften", "Soften the probabilities (square root, renormalised).", 1},
 			{"sharpen", "Sharpen the probabilities (squared, renormalised).", 1},
-			{"calibrate", "Calibrate the probabilities with 3-fold sigmoid calibration.", 1},
+			{"calibrate", "Calibrate the probabilities with 3-fold sigmoid calibration.", 0.5},
 		}},
 		{"submission", []Option{
-			{"aligned", "Write one probability column per class, in the sample submission's order.", 3},
-			{"model-classes", "Write the model's classes as columns.", 4},
-			{"hard-labels", "Write the predicted class as a one-hot row.", 2},
-			{"no-id", "Write the probabilities without the id column.", 2},
+			{"aligned", "Write one probability column per class, in the sample submission's order.", 6},
+			{"model-classes", "Write the model's classes as columns.", 0.5},
+			{"hard-labels", "Write the predicted class as a one-hot row.", 1},
+			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	render: renderTabularClassification,
+	Clashes: tabularClassificationClashes,
+	render:  renderTabularClassification,
 })
+
+// tabularClassificationClashes are the library's intended clashes, read off its renderer.
+var tabularClassificationClashes = []ClashRule{
+	{Reason: "scikit-learn is not imported: fails at the first estimator",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-sklearn") }},
+	{Reason: "pandas is not imported: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-pandas") }},
+	{Reason: "the files are read from the working directory, not input/: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "cwd") }},
+	{Reason: "the id column became the index: the submission has no id",
+		When: func(c Choice, s Schema) bool {
+			// Without an id a submission is still valid where rows match by position, except
+			// the class probabilities, which take the sample submission's columns (the id too).
+			return c.Is("load", "index-col") && !jsonTables(s) &&
+				!(s.ByPosition && c.Is("submission", "no-id") && s.Output != OutputClassProbabilities)
+		}},
+	{Reason: "the train has no label column: fails reading the labels",
+		When: func(c Choice, s Schema) bool { return c.Is("target", "label-column") && s.Targets[0] != "label" }},
+	{Reason: "LinearSVC has no predict_proba (unless calibrated)",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "linear-svc") && !c.Is("postprocess", "calibrate") }},
+	{Reason: "XGBoost needs the labels 0..k-1, and the class names are not",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("model", "xgboost") && c.Is("target", "raw") && s.Output == OutputClassProbabilities
+		}},
+	{Reason: "XGBoost needs the labels 0..k-1: labels that are names or start at 1 fail", DataDependent: true,
+		When: func(c Choice, s Schema) bool {
+			return c.Is("model", "xgboost") && c.Is("target", "raw") && s.Output == OutputLabel
+		}},
+	{Reason: "the label encoder's codes as columns instead of the class names: invalid",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("submission", "model-classes") && c.Is("target", "label-encoder") && s.Output == OutputClassProbabilities
+		}},
+	{Reason: "one column per class instead of the target column: invalid",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("submission", "model-classes") && s.Output == OutputProbabilities
+		}},
+	{Reason: "the submission has no id column",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("submission", "no-id") && (!s.ByPosition || s.Output == OutputClassProbabilities)
+		}},
+	// Kaggle's dec-2021 train has a single row of cover type 5.
+	{Reason: "3-fold calibration needs 3 rows of every class", DataDependent: true,
+		When: func(c Choice, s Schema) bool {
+			return c.Is("postprocess", "calibrate") && s.Output != OutputProbabilities
+		}},
+	{Reason: "QDA's class covariance is singular (a class of one row, a feature constant within a class): no fit or NaN probabilities",
+		DataDependent: true,
+		When:          func(c Choice, s Schema) bool { return c.Is("model", "qda") }},
+}
 
 // strengths are each model's hyper-parameters at strength s0..s5.
 var strengths = map[string][6]string{
@@ -154,10 +204,11 @@ func renderTabularClassification(c Choice, schema Schema) Program {
 		w("y = train[\"label\"].values")
 		w("classes = sorted(set(y))")
 	}
-	w("feats = [c for c in test.columns if c != ID]")
+	// Numeric columns only: a string column (may-2022's f_27) cannot be cast to float.
+	w("feats = [c for c in test.columns if c != ID and pd.api.types.is_numeric_dtype(test[c])]")
 	switch c.Opt("features") {
 	case "with-id":
-		w("feats = list(test.columns)")
+		w("feats = [c for c in test.columns if pd.api.types.is_numeric_dtype(test[c])]")
 	case "first-half":
 		w("feats = feats[: len(feats) // 2]")
 	case "second-half":
@@ -192,7 +243,8 @@ func renderTabularClassification(c Choice, schema Schema) Program {
 		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
 		w("scaler = decomposition.PCA(n_components=min(64, X.shape[1]), whiten=True, random_state=0).fit(X)")
 	case "log1p":
-		w("X, X_test = np.log1p(X), np.log1p(X_test)")
+		// Signed, so that negative features (dec-2021's distances) do not become NaN.
+		w("X, X_test = np.sign(X) * np.log1p(np.abs(X)), np.sign(X_test) * np.log1p(np.abs(X_test))")
 		w("scaler = preprocessing.StandardScaler().fit(X)")
 	}
 	if c.Opt("transform") != "none" {
@@ -208,7 +260,9 @@ func renderTabularClassification(c Choice, schema Schema) Program {
 		w("model.fit(X, y)")
 		w("train_loss = metrics.log_loss(y, model.predict_proba(X), labels=model.classes_)")
 	case "holdout", "holdout-no-refit":
-		w("X_tr, X_val, y_tr, y_val = model_selection.train_test_split(X, y, test_size=0.2, random_state=0, stratify=y)")
+		holdoutSplit(&b)
+		w("rows_tr, rows_val = holdout_split(y)")
+		w("X_tr, X_val, y_tr, y_val = X[rows_tr], X[rows_val], y[rows_tr], y[rows_val]")
 		w("model.fit(X_tr, y_tr)")
 		w("train_loss = metrics.log_loss(y_tr, model.predict_proba(X_tr), labels=model.classes_)")
 		w("val_loss = metrics.log_loss(y_val, model.predict_proba(X_val), labels=model.classes_)")
@@ -276,4 +330,17 @@ func renderTabularClassification(c Choice, schema Schema) Program {
 	}
 	w("sub.to_csv(\"submission.csv\", index=False)")
 	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: b.String()}
+}
+
+// holdoutSplit writes holdout_split(y): the rows of a stratified 20% hold-out. A class too rare
+// to split (Kaggle's dec-2021 train has one row of cover type 5) stays in training instead of
+// making train_test_split refuse to stratify; otherwise the split is train_test_split's own.
+func holdoutSplit(b *code) {
+	b.w("def holdout_split(y):")
+	b.w("    y = np.asarray(y)")
+	b.w("    values, counts = np.unique(y, return_counts=True)")
+	b.w("    common = np.isin(y, values[counts >= 2])")
+	b.w("    rows_tr, rows_val = model_selection.train_test_split(np.flatnonzero(common), test_size=0.2, random_state=0, stratify=y[common])")
+	b.w("    return np.concatenate([rows_tr, np.flatnonzero(~common)]), rows_val")
+	b.w("")
 }

@@ -12,17 +12,17 @@ var TabularRegression = register(&Library{
 	Modality: "tabular-regression",
 	Slots: []Slot{
 		{"setup", []Option{
-			{"full", "Import numpy, pandas, scikit-learn and XGBoost, and load train, test and the sample submission from the input folder.", 6},
-			{"no-xgboost", "Import numpy, pandas and scikit-learn, and load the CSV files from the input folder.", 2}, // xgb undefined: fails defining an XGBoost model
-			{"no-sklearn", "Import numpy, pandas and XGBoost, and load the CSV files from the input folder.", 1},      // fails at the first sklearn module used
-			{"no-pandas", "Import numpy and scikit-learn, and load the CSV files from the input folder.", 1},          // fails while loading
-			{"cwd", "Import the usual libraries and load the CSV files from the working directory.", 3},               // wrong path: fails while loading
-			{"index-col", "Import the usual libraries and load the CSV files with the id as the index.", 1},           // no id column where it is used
+			{"full", "Import numpy, pandas, scikit-learn and XGBoost, and load train, test and the sample submission from the input folder.", 8},
+			{"no-xgboost", "Import numpy, pandas and scikit-learn, and load the CSV files from the input folder.", 0.5}, // xgb undefined: fails defining an XGBoost model
+			{"no-sklearn", "Import numpy, pandas and XGBoost, and load the CSV files from the input folder.", 0.2},      // fails at the first sklearn module used
+			{"no-pandas", "Import numpy and scikit-learn, and load the CSV files from the input folder.", 0.2},          // fails while loading
+			{"cwd", "Import the usual libraries and load the CSV files from the working directory.", 0.3},               // wrong path: fails while loading
+			{"index-col", "Import the usual libraries and load the CSV files with the id as the index.", 0.3},           // no id column where it is used
 		}},
 		{"features", []Option{
 			{"all", "Use every feature column.", 6},
 			{"with-id", "Use every column including the id.", 2},
-			{"train-columns", "Use every column of the training file except the id.", 3}, // includes the targets: test lacks them
+			{"train-columns", "Use every column of the training file except the id.", 0.3}, // includes the targets: test lacks them
 			{"top-variance", "Keep the half of the features with the highest variance.", 1},
 			{"crosses", "Add the pairwise products of the 8 highest-variance features.", 1},
 			{"geometry", "Add nearest-neighbour distances per element computed from each row's geometry.xyz, with periodic images.", 0.5},
@@ -31,7 +31,7 @@ var TabularRegression = register(&Library{
 		{"categorical", []Option{
 			{"raw", "", 6},
 			{"one-hot", "One-hot encode the low-cardinality integer columns (such as the space group).", 2},
-			{"string", "Turn the low-cardinality columns into category labels.", 2}, // strings fed to a numeric model
+			{"string", "Turn the low-cardinality columns into category labels.", 0.3}, // strings fed to a numeric model
 			{"drop", "Drop the low-cardinality columns.", 1},
 		}},
 		{"transform", []Option{
@@ -43,17 +43,17 @@ var TabularRegression = register(&Library{
 			{"log1p", "Take log(1+x) of the features.", 1},
 		}},
 		{"target", []Option{
-			{"none", "", 6},
-			{"log1p", "Fit on log(1+y), which makes squared error match RMSLE, and invert with expm1.", 1.5},
+			{"none", "", 4},
+			{"log1p", "Fit on log(1+y), which makes squared error match RMSLE, and invert with expm1.", 3},
 			{"sqrt", "Fit on the square root of the targets and square the predictions.", 1},
-			{"log", "Fit on log(y) and exponentiate the predictions.", 1.5}, // log(0) = -inf: fails where a target is 0
+			{"log", "Fit on log(y) and exponentiate the predictions.", 0.3}, // log(0) = -inf: fails where a target is 0
 			{"log1p-no-inverse", "Fit on log(1+y) to match RMSLE.", 1},      // forgets expm1: valid but bad
 		}},
 		{"outputs", []Option{
 			{"per-target", "Fit one model per target column.", 4},
-			{"multi-output", "Fit one model on all target columns at once.", 3}, // fails for single-output models
+			{"multi-output", "Fit one model on all target columns at once.", 2}, // fails for single-output models
 			{"wrapper", "Wrap the model in a multi-output regressor, one copy per target column.", 1},
-			{"first-only", "Predict the target column.", 3}, // only the first target: the submission lacks the others
+			{"first-only", "Predict the target column.", 0.5}, // only the first target: the submission lacks the others
 		}},
 		{"model", []Option{
 			{"mean", "Predict the training mean.", 1},
@@ -67,7 +67,7 @@ var TabularRegression = register(&Library{
 			{"gbr", "Fit scikit-learn's gradient boosting.", 2},
 			{"hist-gb", "Fit histogram gradient boosting.", 0.5},
 			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 2},
-			{"logistic", "Fit a logistic regression.", 2}, // continuous targets: fails at fit
+			{"logistic", "Fit a logistic regression.", 0.3}, // continuous targets: fails at fit
 			{"stacking", "Stack XGBoost, extra trees and k-nearest neighbours under a ridge regression.", 0.5},
 			{"grid-xgb", "Grid-search XGBoost's depth and learning rate by 3-fold cross-validated squared error.", 0.5},
 		}},
@@ -80,8 +80,8 @@ var TabularRegression = register(&Library{
 			{"holdout-rmse", "Check the root mean squared error on a 20% hold-out, then refit on everything.", 2},
 		}},
 		{"postprocess", []Option{
-			{"none", "", 7},
-			{"clip0", "Clip negative predictions to 0.", 1.5},
+			{"none", "", 2},
+			{"clip0", "Clip negative predictions to 0.", 5},
 			{"abs", "Take the absolute value of the predictions.", 1},
 			{"round1", "Round the predictions to one decimal.", 1},
 		}},
@@ -89,11 +89,72 @@ var TabularRegression = register(&Library{
 			{"aligned", "Write the id and one column per target.", 4},
 			{"sample", "Fill the sample submission's target columns.", 2},
 			{"no-id", "Write one column per target without the id.", 2},
-			{"long-format", "Write one row per id and target.", 2}, // no target columns: invalid
+			{"long-format", "Write one row per id and target.", 0.3}, // no target columns: invalid
 		}},
 	},
-	render: renderTabularRegression,
+	Clashes: tabularRegressionClashes,
+	render:  renderTabularRegression,
 })
+
+// tabularRegressionClashes are the library's intended clashes, read off its renderer.
+var tabularRegressionClashes = []ClashRule{
+	{Reason: "scikit-learn is not imported: fails at the first sklearn module used",
+		When: func(c Choice, s Schema) bool { return c.Is("setup", "no-sklearn") }},
+	{Reason: "pandas is not imported: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("setup", "no-pandas") }},
+	{Reason: "the files are read from the working directory, not input/: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("setup", "cwd") }},
+	{Reason: "xgboost is not imported: fails defining an XGBoost model",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("setup", "no-xgboost") && tabRegUsesXGB[c.Opt("model")]
+		}},
+	{Reason: "the id column became the index: fails writing the id",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("setup", "index-col") && !jsonTables(s) && c.Is("submission", "aligned", "long-format")
+		}},
+	{Reason: "the id column became the index: fails reading each row's geometry file by id (where the task has them)",
+		DataDependent: true,
+		When: func(c Choice, s Schema) bool {
+			return c.Is("setup", "index-col") && !jsonTables(s) && c.Is("features", "geometry", "geometry-no-pbc")
+		}},
+	{Reason: "the train's columns include the targets, which the test lacks",
+		When: func(c Choice, s Schema) bool { return c.Is("features", "train-columns") }},
+	{Reason: "category strings (of the columns with at most 12 values) fed to a numeric model", DataDependent: true,
+		When: func(c Choice, s Schema) bool {
+			return c.Is("categorical", "string") && !(c.Is("model", "mean") && c.Is("transform", "none"))
+		}},
+	{Reason: "log of a target of 0 is -inf: fails at fit", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("target", "log") }},
+	{Reason: "the square root or log1p of a negative target is NaN", DataDependent: true,
+		When: func(c Choice, s Schema) bool {
+			// RMSLE's targets are never negative.
+			return c.Is("target", "sqrt", "log1p", "log1p-no-inverse") && s.Metric != "mean-column-rmsle"
+		}},
+	{Reason: "a single-output model fit on several target columns at once",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("outputs", "multi-output") && len(s.Targets) > 1 && c.Is("model", "svr", "gbr", "hist-gb", "stacking")
+		}},
+	{Reason: "only the first target is predicted: the submission lacks the others",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("outputs", "first-only") && len(s.Targets) > 1 && c.Is("submission", "aligned", "no-id")
+		}},
+	{Reason: "LogisticRegression refuses continuous targets",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("model", "logistic") && (!s.Integer || !c.Is("target", "none"))
+		}},
+	{Reason: "LogisticRegression on whole-number targets", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("model", "logistic") }},
+	{Reason: "long format: no target columns",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "long-format") }},
+	{Reason: "the submission has no id column",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "no-id") && !s.ByPosition }},
+	{Reason: "a model that extrapolates can predict below 0, which RMSLE refuses (unless clipped)", DataDependent: true,
+		When: func(c Choice, s Schema) bool {
+			return s.Metric == "mean-column-rmsle" && c.Is("postprocess", "none", "round1") &&
+				c.Is("target", "none", "log1p", "log1p-no-inverse") &&
+				!c.Is("model", "mean", "knn", "random-forest", "extra-trees")
+		}},
+}
 
 // tabRegXGB are XGBoost's rounds and learning rate by strength: more rounds, slower learning.
 var tabRegXGB = [6]string{
@@ -232,16 +293,17 @@ func renderTabularRegression(c Choice, schema Schema) Program {
 
 	// Features.
 	w("Y_raw = train[TARGETS].values.astype(float)")
+	// Numeric columns only: a model cannot take a string column.
 	switch c.Opt("features") {
 	case "with-id":
-		w("feats = list(test.columns)")
+		w("feats = [c for c in test.columns if pd.api.types.is_numeric_dtype(test[c])]")
 	case "train-columns":
-		w("feats = [c for c in train.columns if c != ID]")
+		w("feats = [c for c in train.columns if c != ID and pd.api.types.is_numeric_dtype(train[c])]")
 	case "top-variance":
-		w("feats = [c for c in test.columns if c != ID]")
+		w("feats = [c for c in test.columns if c != ID and pd.api.types.is_numeric_dtype(test[c])]")
 		w("feats = list(train[feats].var().sort_values(ascending=False).index[: len(feats) // 2])")
 	default:
-		w("feats = [c for c in test.columns if c != ID]")
+		w("feats = [c for c in test.columns if c != ID and pd.api.types.is_numeric_dtype(test[c])]")
 	}
 	switch c.Opt("features") {
 	case "crosses":
@@ -293,7 +355,8 @@ func renderTabularRegression(c Choice, schema Schema) Program {
 		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
 		w("scaler = decomposition.PCA(n_components=max(1, X.shape[1] // 2), random_state=0).fit(X)")
 	case "log1p":
-		w("X, X_test = np.log1p(X), np.log1p(X_test)")
+		// Signed, so that a negative feature does not become NaN.
+		w("X, X_test = np.sign(X) * np.log1p(np.abs(X)), np.sign(X_test) * np.log1p(np.abs(X_test))")
 	}
 	switch c.Opt("transform") {
 	case "none", "log1p":

@@ -2,6 +2,7 @@ package codeactions
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -17,23 +18,23 @@ var TextClassification = register(&Library{
 	Slots: []Slot{
 		{"imports", []Option{
 			{"full", "", 7},
-			{"no-sklearn", "", 1}, // fails at the label encoder
-			{"no-pandas", "", 1},  // fails while loading
-			{"no-scipy", "", 2},   // fails where sparse matrices are stacked
+			{"no-sklearn", "", 0.2}, // fails at the label encoder
+			{"no-pandas", "", 0.2},  // fails while loading
+			{"no-scipy", "", 0.5},   // fails where sparse matrices are stacked
 		}},
 		{"load", []Option{
 			{"input", "Load train, test and the sample submission from the input folder.", 6},
-			{"cwd", "Load the files from the working directory.", 1.5},                               // wrong path: fails
-			{"read-csv", "Load every file with pandas' CSV reader.", 2},                              // a JSON file read as CSV fails
+			{"cwd", "Load the files from the working directory.", 0.3},                               // wrong path: fails
+			{"read-csv", "Load every file with pandas' CSV reader.", 0.3},                            // a JSON file read as CSV fails
 			{"head-1000", "Load the data and keep the first 1000 training rows to iterate fast.", 1}, // weak
 		}},
 		{"text", []Option{
 			{"none", "Join the text columns and keep them exactly as written, case included.", 3},
 			{"lower", "Join the text columns and lowercase them.", 4},
 			{"clean", "Join the text columns, lowercase them, replace escaped characters and links, and collapse whitespace.", 1},
-			{"strip-punct", "Lowercase the text columns in place and strip their punctuation.", 2}, // cleans an id that is text
+			{"strip-punct", "Lowercase the text columns in place and strip their punctuation.", 0.3}, // cleans an id that is text
 			{"first-column", "Use only the first text column.", 1},
-			{"dataframe", "Give the vectoriser the text columns as a data frame.", 2}, // vectorises the column names: fails
+			{"dataframe", "Give the vectoriser the text columns as a data frame.", 0.2}, // vectorises the column names: fails
 		}},
 		{"features", []Option{
 			{"counts", "Count word unigrams.", 3},
@@ -41,8 +42,8 @@ var TextClassification = register(&Library{
 			{"tfidf-12", "Weight word unigrams and bigrams by TF-IDF.", 2},
 			{"char", "Weight character 2-5-grams within word boundaries by TF-IDF.", 1},
 			{"word-char", "Stack TF-IDF word 1-2-grams and character 2-5-grams.", 0.5},
-			{"hashing", "Hash word unigrams and bigrams into 2^18 features.", 1},
-			{"refit-test", "Weight word unigrams and bigrams by TF-IDF, fitting the vectoriser on the test text for the test features.", 1.5},
+			{"hashing", "Hash word unigrams and bigrams into 2^18 features.", 0.5},
+			{"refit-test", "Weight word unigrams and bigrams by TF-IDF, fitting the vectoriser on the test text for the test features.", 0.3},
 		}},
 		{"vocab", []Option{
 			{"default", "", 4},
@@ -55,23 +56,23 @@ var TextClassification = register(&Library{
 			{"none", "", 6},
 			{"svd100", "Reduce the text features to 100 truncated-SVD components.", 1},
 			{"svd300", "Reduce the text features to 300 truncated-SVD components.", 1},
-			{"standardize", "Standardise the text features.", 2}, // cannot centre a sparse matrix: fails
+			{"standardize", "Standardise the text features.", 0.2}, // cannot centre a sparse matrix: fails
 			{"chi2-2k", "Keep the 2000 text features with the highest chi-squared score.", 1},
 		}},
 		{"numeric", []Option{
 			{"none", "", 6},
 			{"scaled", "Add the test file's numeric columns, standardised.", 1},
 			{"log-scaled", "Add the test file's numeric columns, signed-log transformed and standardised.", 0.5},
-			{"log1p", "Add the test file's numeric columns, log1p transformed and standardised.", 1}, // NaN from negative counts
-			{"train-columns", "Add the train file's numeric columns, standardised.", 2},              // columns the test lacks: fails
+			{"log1p", "Add the test file's numeric columns, log1p transformed and standardised.", 0.5}, // NaN from negative counts
+			{"train-columns", "Add the train file's numeric columns, standardised.", 0.3},              // columns the test lacks: fails
 			{"flags", "Add the test file's numeric columns, signed-log transformed and standardised, and flag categorical columns that differ from their most common value.", 0.5},
 		}},
 		{"model", []Option{
-			{"naive-bayes", "Fit a multinomial naive Bayes model.", 4},
-			{"gaussian-nb", "Fit a Gaussian naive Bayes model.", 1}, // dense data only
+			{"naive-bayes", "Fit a multinomial naive Bayes model.", 2},
+			{"gaussian-nb", "Fit a Gaussian naive Bayes model.", 0.2}, // dense data only
 			{"logreg", "Fit a logistic regression.", 4},
 			{"sgd", "Fit a logistic-loss linear model by stochastic gradient descent.", 1},
-			{"linear-svc", "Fit a linear support vector classifier.", 2}, // no predict_proba: fails
+			{"linear-svc", "Fit a linear support vector classifier.", 0.3}, // no predict_proba: fails
 			{"calibrated-svc", "Fit a linear support vector classifier with 5-fold sigmoid calibration.", 0.5},
 			{"grid-logreg", "Grid-search the logistic regression's C by 3-fold cross-validation.", 0.5},
 			{"random-forest", "Fit a random forest.", 2},
@@ -91,12 +92,80 @@ var TextClassification = register(&Library{
 			{"clip", "Clip the probabilities to [0.02, 0.98] and write them in the sample submission's columns.", 1},
 			{"soften", "Soften the probabilities (power 0.7, renormalised) and write them in the sample submission's columns.", 0.5},
 			{"hard-labels", "Write the predicted class as a 0/1 probability.", 2},
-			{"model-classes", "Write the model's classes as columns.", 3}, // encoded classes: invalid
-			{"no-id", "Write the probabilities without the id column.", 2},
+			{"model-classes", "Write the model's classes as columns.", 0.3}, // encoded classes: invalid
+			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	render: renderTextClassification,
+	Clashes: textClassificationClashes,
+	render:  renderTextClassification,
 })
+
+// textClassificationClashes are the library's intended clashes, read off its renderer.
+var textClassificationClashes = []ClashRule{
+	{Reason: "scikit-learn is not imported: fails at the label encoder",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-sklearn") }},
+	{Reason: "pandas is not imported: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-pandas") }},
+	{Reason: "scipy's sparse is not imported: fails where sparse matrices are stacked or scaled",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("imports", "no-scipy") && (c.Is("features", "word-char") || c.Is("model", "nbsvm", "stacking") ||
+				(!c.Is("numeric", "none") && !textClsDense(c)))
+		}},
+	{Reason: "the files are read from the working directory, not input/: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "cwd") }},
+	{Reason: "a JSON file read as CSV: fails while loading",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("load", "read-csv") && (jsonTables(s) || strings.HasSuffix(s.Test, ".json") || strings.HasSuffix(s.Sample, ".json"))
+		}},
+	{Reason: "a data frame given to the vectoriser is vectorised by its column names: fails at fit",
+		When: func(c Choice, s Schema) bool { return c.Is("text", "dataframe") }},
+	{Reason: "the id is a text column, cleaned in place: the submission's ids do not match",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("text", "strip-punct") && slices.Contains(s.Text, s.IDColumn)
+		}},
+	{Reason: "CountVectorizer has no sublinear_tf: fails at the vectoriser",
+		When: func(c Choice, s Schema) bool { return c.Is("features", "counts") && c.Is("vocab", "sublinear20k") }},
+	{Reason: "HashingVectorizer has no vocabulary to cap: fails at the vectoriser",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("features", "hashing") && c.Is("vocab", "max200", "max5k", "sublinear20k")
+		}},
+	{Reason: "a vectoriser refitted on the test text has another vocabulary: fails at prediction",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("features", "refit-test") && c.Is("vocab", "default", "stopwords")
+		}},
+	{Reason: "a vectoriser refitted on the test text: its capped vocabulary has the train's size only when both reach the cap",
+		DataDependent: true,
+		When:          func(c Choice, s Schema) bool { return c.Is("features", "refit-test") }},
+	{Reason: "StandardScaler cannot centre a sparse matrix",
+		When: func(c Choice, s Schema) bool { return c.Is("reduce", "standardize") }},
+	{Reason: "300 SVD components of 200 terms",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("reduce", "svd300") && c.Is("vocab", "max200") && !c.Is("features", "word-char", "hashing")
+		}},
+	{Reason: "chi-squared selection refuses the negative hashed features",
+		When: func(c Choice, s Schema) bool { return c.Is("reduce", "chi2-2k") && c.Is("features", "hashing") }},
+	{Reason: "the train's numeric columns include some the test lacks", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("numeric", "train-columns") }},
+	{Reason: "log1p of a negative count is NaN", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("numeric", "log1p") }},
+	{Reason: "multinomial naive Bayes refuses negative features (hashed, SVD)",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("model", "naive-bayes") && (c.Is("features", "hashing") || textClsDense(c))
+		}},
+	{Reason: "multinomial naive Bayes refuses the standardised numeric columns (when the test has some)", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("model", "naive-bayes") && !c.Is("numeric", "none") }},
+	{Reason: "Gaussian naive Bayes needs dense features: fails on sparse TF-IDF",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "gaussian-nb") && !textClsDense(c) }},
+	{Reason: "LinearSVC has no predict_proba",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "linear-svc") }},
+	{Reason: "the model's class codes as columns instead of the target or class columns: invalid",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "model-classes") && s.Output != OutputLabel }},
+	{Reason: "the submission has no id column",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "no-id") && !s.ByPosition }},
+}
+
+// textClsDense reports whether the text features are a dense SVD projection.
+func textClsDense(c Choice) bool { return c.Is("reduce", "svd100", "svd300") }
 
 // textClsStrengths are each model's hyper-parameters at strength s0..s5.
 var textClsStrengths = map[string][6]string{
@@ -429,24 +498,28 @@ func renderTextClassification(c Choice, schema Schema) Program {
 		w("proba = proba ** 0.7")
 		w("proba = proba / proba.sum(axis=1, keepdims=True)")
 	}
-	switch sub {
-	case "model-classes": // encoded classes as column names: no target or class columns
+	// The predicted class for accuracy tasks: its name, or its code for "model-classes".
+	label := schema.Output == OutputLabel
+	switch {
+	case sub == "model-classes" && label: // the encoded class as the label: valid, mostly wrong
+		w("sub = pd.DataFrame({ID: test[ID].values, TARGET: model.classes_[proba.argmax(axis=1)]})")
+	case sub == "model-classes": // encoded classes as column names: no target or class columns
 		w("sub = pd.DataFrame(proba, columns=[str(k) for k in model.classes_])")
 		w("sub.insert(0, ID, test[ID].values)")
-	case "no-id":
-		if binary {
-			w("sub = pd.DataFrame({TARGET: proba[:, -1]})")
-		} else {
-			w("sub = pd.DataFrame(proba, columns=classes)")
-		}
+	case sub == "no-id" && binary:
+		w("sub = pd.DataFrame({TARGET: proba[:, -1]})")
+	case sub == "no-id" && label:
+		w("sub = pd.DataFrame({TARGET: le.classes_[proba.argmax(axis=1)]})")
+	case sub == "no-id":
+		w("sub = pd.DataFrame(proba, columns=classes)")
+	case binary:
+		w("sub = pd.DataFrame({ID: test[ID].values, TARGET: proba[:, -1]})")
+	case label:
+		w("sub = pd.DataFrame({ID: test[ID].values, TARGET: le.classes_[proba.argmax(axis=1)]})")
 	default:
-		if binary {
-			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: proba[:, -1]})")
-		} else {
-			w("sub = pd.DataFrame(proba, columns=classes)")
-			w("sub.insert(0, ID, test[ID].values)")
-			w("sub = sub[list(sample.columns)]")
-		}
+		w("sub = pd.DataFrame(proba, columns=classes)")
+		w("sub.insert(0, ID, test[ID].values)")
+		w("sub = sub[list(sample.columns)]")
 	}
 	w("sub.to_csv(\"submission.csv\", index=False)")
 	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: b.String()}

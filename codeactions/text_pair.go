@@ -13,28 +13,28 @@ var TextPair = register(&Library{
 	Slots: []Slot{
 		{"imports", []Option{
 			{"full", "", 8},
-			{"no-sklearn", "", 1}, // fails at the first vectoriser
-			{"no-pandas", "", 1},  // fails while loading
+			{"no-sklearn", "", 0.2}, // fails at the first vectoriser
+			{"no-pandas", "", 0.2},  // fails while loading
 		}},
 		{"load", []Option{
 			{"input", "Load train, test and the sample submission from the input folder.", 6},
-			{"cwd", "Load the CSV files from the working directory.", 3},     // wrong path: fails
-			{"index-col", "Load the CSV files with the id as the index.", 1}, // the id column is gone at submission
+			{"cwd", "Load the CSV files from the working directory.", 0.3},     // wrong path: fails
+			{"index-col", "Load the CSV files with the id as the index.", 0.3}, // the id column is gone at submission
 		}},
 		{"preprocess", []Option{
 			{"lower", "Lower-case both phrases.", 4},
 			{"none", "Keep the phrases as they are.", 4},
 			{"stem", "Lower-case the phrases and strip common suffixes (-s, -ing, -ed) from each word.", 1},
-			{"nltk", "Stem the words with NLTK's Porter stemmer.", 2}, // nltk is not installed: fails
+			{"nltk", "Stem the words with NLTK's Porter stemmer.", 0.3}, // nltk is not installed: fails
 		}},
 		{"context", []Option{
 			{"none", "Ignore the context.", 4},
 			{"onehot", "One-hot encode the context code.", 1},
-			{"onehot-separate", "One-hot encode the context with pandas' get_dummies on train and test.", 2}, // columns differ: fails at prediction
+			{"onehot-separate", "One-hot encode the context with pandas' get_dummies on train and test.", 0.5}, // columns differ: fails at prediction
 			{"section", "One-hot encode the context's section (its first letter).", 1},
 			{"as-text", "Prepend the context code to both phrases.", 2},
 			{"target-mean", "Add the context's smoothed mean score in train as a feature.", 1},
-			{"raw-string", "Add the context column to the features.", 2}, // a string in a numeric model: fails
+			{"raw-string", "Add the context column to the features.", 0.3}, // a string in a numeric model: fails
 		}},
 		{"features", []Option{
 			{"char-cosine", "Use the cosine similarity of the phrases' character 2-4-gram TF-IDF vectors.", 2},
@@ -43,18 +43,18 @@ var TextPair = register(&Library{
 			{"difflib", "Use difflib's sequence-matcher ratio and the longest common block of the phrases.", 2},
 			{"all", "Build many pair features: word and character TF-IDF cosines, Jaccard overlap, length differences, difflib ratios, shared prefixes, containment and head-word matches.", 1},
 			{"tfidf-product", "Use the element-wise product of the phrases' character and word TF-IDF vectors (the n-grams they share) plus their cosines, as a sparse matrix.", 1},
-			{"raw-text", "Feed the two phrases to the model directly.", 2}, // strings: fails at fit
+			{"raw-text", "Feed the two phrases to the model directly.", 0.3}, // strings: fails at fit
 		}},
 		{"target", []Option{
 			{"score", "Regress the score directly.", 6},
 			{"classes", "Turn the score into five classes (score x 4) and map predictions back.", 1},
 			{"binary", "Predict whether the score is at least 0.5.", 1},
-			{"square", "Regress the squared score and take the square root of the predictions.", 1}, // NaN for negative predictions
+			{"square", "Regress the squared score and take the square root of the predictions.", 0.5}, // NaN for negative predictions
 			{"logit", "Regress the logit of the clipped score and map predictions back with a sigmoid.", 1},
-			{"wrong-column", "Take the target from the similarity column.", 1}, // no such column: fails
+			{"wrong-column", "Take the target from the similarity column.", 0.2}, // no such column: fails
 		}},
 		{"model", []Option{
-			{"mean", "Predict the mean training score.", 2}, // constant: Pearson is undefined
+			{"mean", "Predict the mean training score.", 0.3}, // constant: Pearson is undefined
 			{"linear", "Fit a linear regression.", 4},
 			{"ridge", "Fit a ridge regression.", 2},
 			{"knn", "Fit a k-nearest-neighbours regressor.", 1},
@@ -64,7 +64,7 @@ var TextPair = register(&Library{
 			{"gbr", "Fit scikit-learn's gradient boosting regressor.", 1},
 			{"hist-gbm", "Fit a histogram gradient boosting regressor.", 1}, // dense only: fails on sparse features
 			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 1},
-			{"logreg", "Fit a logistic regression classifier.", 2}, // fails on a continuous target
+			{"logreg", "Fit a logistic regression classifier.", 0.5}, // fails on a continuous target
 			{"stacking", "Stack ridge, a random forest and XGBoost under a ridge regression.", 0.5},
 			{"grid-xgb", "Grid-search XGBoost's depth and rounds by 3-fold cross-validated squared error.", 0.5},
 		}},
@@ -74,25 +74,76 @@ var TextPair = register(&Library{
 			{"holdout", "Check the squared error on a 20% hold-out, then refit on everything.", 2},
 			{"holdout-no-refit", "Train on 80% and report the squared error on a 20% hold-out.", 2},
 			{"cv3", "Estimate the squared error with 3-fold cross-validated predictions.", 1},
-			{"cv-old-scoring", "Estimate the error with cross_val_score and the mean_squared_error scorer.", 1}, // removed scorer name: fails
-			{"holdout-msle", "Train on 80% and report the squared log error on a 20% hold-out.", 1},             // negative values: fails
+			{"cv-old-scoring", "Estimate the error with cross_val_score and the mean_squared_error scorer.", 0.2}, // removed scorer name: fails
+			{"holdout-msle", "Train on 80% and report the squared log error on a 20% hold-out.", 0.3},             // negative values: fails
 		}},
 		{"postprocess", []Option{
 			{"none", "", 5},
 			{"clip", "Clip the predictions to [0, 1].", 2},
 			{"round-quarter", "Round the predictions to the nearest 0.25.", 2},
-			{"round", "Round the predictions to whole numbers.", 1}, // mostly zeros: often constant
+			{"round", "Round the predictions to whole numbers.", 0.3}, // mostly zeros: often constant
 			{"minmax", "Rescale the predictions to span [0, 1].", 1},
 		}},
 		{"submission", []Option{
 			{"frame", "Write the id and the predicted score.", 4},
 			{"sample", "Fill the sample submission's score column with the predictions.", 3},
-			{"no-id", "Write the predicted scores without the id column.", 2},
-			{"prediction-column", "Write the id and the predictions in a prediction column.", 1},
+			{"no-id", "Write the predicted scores without the id column.", 0.3},
+			{"prediction-column", "Write the id and the predictions in a prediction column.", 0.2},
 		}},
 	},
-	render: renderTextPair,
+	Clashes: textPairClashes,
+	render:  renderTextPair,
 })
+
+// textPairExtrapolates are the models whose predictions can leave the range of the targets
+// (below 0); the others average training targets.
+func textPairExtrapolates(c Choice) bool {
+	return c.Is("model", "linear", "ridge", "svr", "gbr", "hist-gbm", "xgboost", "stacking", "grid-xgb")
+}
+
+// textPairClashes are the library's intended clashes, read off its renderer.
+var textPairClashes = []ClashRule{
+	{Reason: "scikit-learn is not imported: fails at the first vectoriser or model",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-sklearn") }},
+	{Reason: "pandas is not imported: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("imports", "no-pandas") }},
+	{Reason: "the files are read from the working directory, not input/: fails while loading",
+		When: func(c Choice, s Schema) bool { return c.Is("load", "cwd") }},
+	{Reason: "the id column became the index: fails writing the id",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("load", "index-col") && !jsonTables(s) && !c.Is("submission", "sample")
+		}},
+	{Reason: "nltk is not installed",
+		When: func(c Choice, s Schema) bool { return c.Is("preprocess", "nltk") }},
+	{Reason: "get_dummies on train and test separately: the test lacks some contexts, so the columns differ", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("context", "onehot-separate") && len(s.Text) > 2 }},
+	{Reason: "a string column fed to a numeric model",
+		When: func(c Choice, s Schema) bool { return c.Is("context", "raw-string") || c.Is("features", "raw-text") }},
+	{Reason: "the train has no similarity column",
+		When: func(c Choice, s Schema) bool { return c.Is("target", "wrong-column") }},
+	{Reason: "a constant prediction: the Pearson correlation is undefined",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "mean") }},
+	{Reason: "LogisticRegression refuses a continuous target",
+		When: func(c Choice, s Schema) bool {
+			return c.Is("model", "logreg") && c.Is("target", "score", "square", "logit")
+		}},
+	{Reason: "histogram boosting needs dense features: fails on the sparse shared n-grams",
+		When: func(c Choice, s Schema) bool { return c.Is("model", "hist-gbm") && c.Is("features", "tfidf-product") }},
+	{Reason: "the mean_squared_error scorer name was removed from scikit-learn",
+		When: func(c Choice, s Schema) bool { return c.Is("validation", "cv-old-scoring") }},
+	{Reason: "squared log error of the negative logit targets",
+		When: func(c Choice, s Schema) bool { return c.Is("validation", "holdout-msle") && c.Is("target", "logit") }},
+	{Reason: "squared log error of negative predictions", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("validation", "holdout-msle") && textPairExtrapolates(c) }},
+	{Reason: "the square root of a negative prediction is NaN", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("target", "square") && textPairExtrapolates(c) }},
+	{Reason: "predictions rounded to whole numbers may all be 0: the Pearson correlation is undefined", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("postprocess", "round") }},
+	{Reason: "the predictions are written under a prediction column, not the target's",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "prediction-column") }},
+	{Reason: "the submission has no id column",
+		When: func(c Choice, s Schema) bool { return c.Is("submission", "no-id") && !s.ByPosition }},
+}
 
 // textPairStrengths are each model's hyper-parameters at strength s0..s5, sized so that the
 // slowest (stacking, the grid) take minutes, not the 20-minute limit, on the ~30k real pairs.

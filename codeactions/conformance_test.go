@@ -1,0 +1,334 @@
+package codeactions_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"mlerl/codeactions"
+	"mlerl/grading"
+	"mlerl/instrument"
+	"mlerl/internal/testenv"
+	"mlerl/model"
+	"mlerl/sandbox"
+	"mlerl/tasks"
+)
+
+// strongPrograms are each library's strongest default program (the base of its own tests).
+var strongPrograms = map[string]func() map[string]string{
+	"tabular-classification": base,
+	"tabular-regression":     tabRegBase,
+	"text-classification":    func() map[string]string { return textClsBase() },
+	"text-pair":              textPairBase,
+	"span-extraction":        spanBase,
+	"ordinal":                ordinalBase,
+	"preference":             preferenceBase,
+	"image":                  imageBase,
+}
+
+// conformanceData prepares the task's synthetic raw files (testdata/conformance_synth.py) with
+// the task's own preparer and validation carving, and returns the validation split: the files,
+// columns, labels and answers are shaped exactly as a run on the real data sees them.
+func conformanceData(spec *tasks.Spec, root string) (tasks.Dirs, error) {
+	raw := filepath.Join(root, "raw")
+	script := filepath.Join(testenv.RepoRoot(), "codeactions", "testdata", "conformance_synth.py")
+	if out, err := exec.Command(testenv.Python, script, spec.ID, raw).CombinedOutput(); err != nil {
+		return tasks.Dirs{}, fmt.Errorf("writing synthetic raw data: %v\n%s", err, out)
+	}
+	data := filepath.Join(root, "data")
+	p := tasks.Preparer{Layout: tasks.Layout{DataDir: data}, Python: testenv.Python}
+	if err := p.Prepare(context.Background(), spec, raw); err != nil {
+		return tasks.Dirs{}, err
+	}
+	dirs := tasks.Layout{DataDir: data}.Dirs(spec.ID, tasks.SplitValidation)
+	if spec.Metric == "mean-word-jaccard" {
+		// An empty answer makes every submission invalid (Jaccard's 0/0 where the prediction is
+		// empty too): the generator's empty tweet must land in the validation train.
+		f, err := os.Open(filepath.Join(dirs.Private, spec.Files.Answers))
+		if err != nil {
+			return tasks.Dirs{}, err
+		}
+		defer f.Close()
+		rows, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			return tasks.Dirs{}, err
+		}
+		k := slices.Index(rows[0], spec.TargetColumns[0])
+		for _, r := range rows[1:] {
+			if k < 0 || strings.TrimSpace(r[k]) == "" {
+				return tasks.Dirs{}, fmt.Errorf("the synthetic validation answers have an empty %s: change the generator's seed or rows", spec.TargetColumns[0])
+			}
+		}
+	}
+	return dirs, nil
+}
+
+// conformanceSample is the programs run on a task: the library's strong default, then programs
+// drawn from the warm start's prior and uniformly, without repeats, from a seed of the task (and
+// salt); with sweep, every program that differs from the strong default in one slot as well.
+func conformanceSample(lib *codeactions.Library, spec *tasks.Spec, prior, uniform int, salt uint64, sweep bool) ([][]int, error) {
+	h := fnv.New64a()
+	h.Write([]byte(spec.ID))
+	seed := h.Sum64() + salt
+	strong, err := lib.TokensFor(strongPrograms[lib.Modality]())
+	if err != nil {
+		return nil, err
+	}
+	out := [][]int{strong}
+	seen := map[string]bool{fmt.Sprint(strong): true}
+	add := func(toks []int) bool {
+		if seen[fmt.Sprint(toks)] {
+			return false
+		}
+		seen[fmt.Sprint(toks)] = true
+		out = append(out, toks)
+		return true
+	}
+	if sweep {
+		for i := range lib.Slots {
+			first, n := lib.SlotRange(i)
+			for j := first; j < first+n; j++ {
+				toks := slices.Clone(strong)
+				toks[i] = j
+				add(toks)
+			}
+		}
+	}
+	// The warm start's own draws: the scratch examples of its corpus.
+	for _, e := range model.Corpus(lib, model.Task{Modality: lib.Modality}, 8*prior, seed) {
+		if prior > 0 && e.Prompt.Kind == model.KindScratch && add(e.Tokens) {
+			prior--
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for uniform > 0 {
+		if add(randomChoices(lib, rng)) {
+			uniform--
+		}
+	}
+	return out, nil
+}
+
+// conformanceRun is one program's run on a task and how it was classified.
+type conformanceRun struct {
+	spec     *tasks.Spec
+	dirs     tasks.Dirs
+	lib      *codeactions.Library
+	tokens   []int
+	strong   bool // the library's strong default
+	program  codeactions.Program
+	must     string // Clash: why it must fail ("" for none)
+	may      string // MayClash: why it may fail
+	exit     int
+	timedOut bool
+	output   string
+	grade    grading.Result
+	seconds  float64
+	err      error // rendering, instrumenting, the sandbox or the grader broke
+}
+
+func (r *conformanceRun) valid() bool { return r.exit == 0 && r.grade.Valid }
+
+// why is how the run failed: the grader's reason, or the exit and the output's last lines.
+func (r *conformanceRun) why() string {
+	switch {
+	case r.exit != 0:
+		lines := strings.Split(strings.TrimSpace(r.output), "\n")
+		return fmt.Sprintf("exit %d: %s", r.exit, strings.Join(lines[max(0, len(lines)-3):], " | "))
+	}
+	return "invalid submission: " + r.grade.Reason
+}
+
+// runConformance renders, instruments, runs (in the bubblewrap sandbox, as training does) and
+// grades one program.
+func runConformance(sb sandbox.Sandbox, r *conformanceRun, dir string) {
+	schema := codeactions.SchemaOf(r.spec)
+	r.must, r.may = r.lib.Clash(r.tokens, schema), r.lib.MayClash(r.tokens, schema)
+	p, err := r.lib.Render(r.tokens, schema)
+	if err != nil {
+		r.err = err
+		return
+	}
+	r.program = p
+	ins, err := instrument.AST{Python: testenv.Python}.Instrument(context.Background(), p.Code)
+	if err != nil {
+		r.err = fmt.Errorf("instrumenting: %v", err)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.err = err
+		return
+	}
+	prog := filepath.Join(dir, "solution.py")
+	if err := os.WriteFile(prog, []byte(ins.Program), 0o644); err != nil {
+		r.err = err
+		return
+	}
+	work := filepath.Join(dir, "work")
+	res, err := sb.Run(context.Background(), sandbox.Spec{Program: prog, DataDir: r.dirs.Public, WorkDir: work,
+		Limits: sandbox.Limits{Wall: conformanceWall, MemoryBytes: 3 << 30, Processes: 64, OutputBytes: 1 << 14}}, nil)
+	if err != nil {
+		r.err = fmt.Errorf("sandbox: %v", err)
+		return
+	}
+	r.exit, r.timedOut, r.output, r.seconds = res.ExitCode, res.TimedOut, res.Output, res.Duration.Seconds()
+	if res.ExitCode == 0 && !res.TimedOut {
+		r.grade, r.err = grading.Grade(r.spec, filepath.Join(work, "submission.csv"), filepath.Join(r.dirs.Private, r.spec.Files.Answers))
+	}
+}
+
+// conformanceWall bounds one program: on the small synthetic data even the slowest settings
+// take seconds, so a timeout is a bug too.
+const conformanceWall = 120 * time.Second
+
+// Every library's renderer must write a valid submission for every task of its modality from
+// the spec alone, unless the program meets one of the library's clash rules. For each of the
+// built-in tasks, on synthetic data prepared by the task's own preparer, a sample of programs
+// (the strong default, warm-start draws, uniform draws) is run in the sandbox and graded, and
+// each outcome is checked against Clash and MayClash: a failure no rule names is a renderer
+// bug, and so is a valid submission from a program a certain rule says must fail.
+// To look further: MLERL_CONFORMANCE_PROGRAMS=N draws N programs per task (half from the
+// prior), MLERL_CONFORMANCE_SEED=S another sample, MLERL_CONFORMANCE_SWEEP=1 adds every
+// one-slot change of the strong default.
+func TestConformance(t *testing.T) {
+	testenv.RequirePython(t)
+	sb, err := sandbox.NewLocal(testenv.Python, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, uniform := 6, 3
+	if v := os.Getenv("MLERL_CONFORMANCE_PROGRAMS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 {
+			t.Fatalf("MLERL_CONFORMANCE_PROGRAMS=%q: want a number of programs, at least 2", v)
+		}
+		prior, uniform = n/2, n-1-n/2
+	}
+	salt, _ := strconv.ParseUint(os.Getenv("MLERL_CONFORMANCE_SEED"), 10, 64)
+	sweep := os.Getenv("MLERL_CONFORMANCE_SWEEP") != ""
+	start := time.Now()
+	reg := tasks.Builtin()
+	ids := reg.IDs()
+	slices.Sort(ids)
+	type taskRuns struct {
+		spec *tasks.Spec
+		dirs tasks.Dirs
+		err  error
+		runs []*conformanceRun
+	}
+	all := make([]*taskRuns, len(ids))
+	root := t.TempDir()
+	// Two at a time: the machine has two cores.
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		spec, err := reg.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &taskRuns{spec: spec}
+		all[i] = tr
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			tr.dirs, tr.err = conformanceData(spec, filepath.Join(root, spec.ID))
+		}()
+	}
+	wg.Wait()
+	t.Logf("synthetic data for %d tasks prepared in %.0fs", len(ids), time.Since(start).Seconds())
+	var jobs []*conformanceRun
+	for _, tr := range all {
+		if tr.err != nil {
+			t.Errorf("%s: %v", tr.spec.ID, tr.err)
+			continue
+		}
+		lib, err := codeactions.For(tr.spec.Modality)
+		if err != nil {
+			t.Errorf("%s: %v", tr.spec.ID, err)
+			continue
+		}
+		sample, err := conformanceSample(lib, tr.spec, prior, uniform, salt, sweep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, toks := range sample {
+			r := &conformanceRun{spec: tr.spec, dirs: tr.dirs, lib: lib, tokens: toks, strong: i == 0}
+			tr.runs = append(tr.runs, r)
+			jobs = append(jobs, r)
+		}
+	}
+	for i, r := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runConformance(sb, r, filepath.Join(root, "runs", strconv.Itoa(i)))
+		}()
+	}
+	wg.Wait()
+	for _, tr := range all {
+		var valid, lucky, certain, dependent, bugs int
+		for _, r := range tr.runs {
+			desc := r.lib.Describe(r.tokens)
+			if r.strong && r.may != "" {
+				bugs++
+				t.Errorf("%s: the strong default meets a clash rule (%s): %s", tr.spec.ID, r.may, desc)
+			}
+			switch {
+			case r.err != nil:
+				bugs++
+				t.Errorf("%s: %s: %v", tr.spec.ID, desc, r.err)
+			case r.timedOut:
+				bugs++
+				t.Errorf("%s: timed out after %v (no clash is a timeout): %s", tr.spec.ID, conformanceWall, desc)
+			case r.valid() && r.must != "":
+				bugs++
+				t.Errorf("%s: a clash rule says this program must fail (%s), but its submission is valid (%s %.5f):\n%s\nprogram:\n%s",
+					tr.spec.ID, r.must, tr.spec.Metric, *r.grade.Score, desc, r.program.Code)
+			case r.valid():
+				valid++
+				if r.may != "" {
+					lucky++
+					t.Logf("%s: valid on this data despite a data-dependent clash (%s): %s", tr.spec.ID, r.may, desc)
+				}
+			case r.may == "":
+				bugs++
+				t.Errorf("%s: no clash rule names this program, but it failed: %s\n%s\noutput:\n%s\nprogram:\n%s",
+					tr.spec.ID, r.why(), desc, r.output, r.program.Code)
+			case r.must != "":
+				certain++
+				t.Logf("%s: intended clash (%s): %s\n\t%s", tr.spec.ID, r.must, r.why(), desc)
+			default:
+				dependent++
+				t.Logf("%s: data-dependent clash (%s): %s\n\t%s", tr.spec.ID, r.may, r.why(), desc)
+			}
+		}
+		t.Logf("%-46s %2d programs: %2d valid (%d despite a data-dependent clash), %2d intended clashes (%d data-dependent), %d bugs",
+			tr.spec.ID, len(tr.runs), valid, lucky, certain+dependent, dependent, bugs)
+	}
+	// The slowest programs, to keep the test's time in check.
+	total := 0.0
+	for _, r := range jobs {
+		total += r.seconds
+	}
+	slices.SortFunc(jobs, func(a, b *conformanceRun) int { return cmp.Compare(b.seconds, a.seconds) })
+	for _, r := range jobs[:min(5, len(jobs))] {
+		t.Logf("%.1fs %s: %s", r.seconds, r.spec.ID, r.lib.Describe(r.tokens))
+	}
+	t.Logf("%d programs (%.0fs of running programs) in %.0fs", len(jobs), total, time.Since(start).Seconds())
+}
