@@ -221,7 +221,8 @@ func TestWarmStartIsReproducibleAndImitatesTheCorpus(t *testing.T) {
 			t.Fatal("the same seed must give the same warm start")
 		}
 	}
-	// The corpus loads from the wrong folder 30% of the time: the warm start should too, roughly.
+	// The corpus loads from the wrong folder a fifth of the time (prior 1.6 of 7.8): the warm start
+	// should too, roughly.
 	rng := rand.New(rand.NewPCG(1, 2))
 	first, _ := a.Lib.SlotRange(1)
 	cwd := 0
@@ -231,7 +232,7 @@ func TestWarmStartIsReproducibleAndImitatesTheCorpus(t *testing.T) {
 		}
 	}
 	if share := float64(cwd) / 500; share < 0.1 || share > 0.5 {
-		t.Fatalf("warm start writes the wrong-path loader %.2f of the time; the corpus does 0.3", share)
+		t.Fatalf("warm start writes the wrong-path loader %.2f of the time; the corpus does about 0.2", share)
 	}
 }
 
