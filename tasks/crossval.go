@@ -2,13 +2,12 @@ package tasks
 
 import (
 	"context"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
+
+	"mlerl/ensemble"
 )
 
 // CVFolds are the folders of a k-fold partition of a prepared task's public train: the final
@@ -89,38 +88,19 @@ func CarveCrossValidation(ctx context.Context, s *Spec, l Layout, python string,
 
 // concatCSV writes the rows of files, which must share a header, one after another.
 func concatCSV(files []string, out string) error {
-	var header []string
-	var rows [][]string
-	for _, f := range files {
-		fh, err := os.Open(f)
+	parts := make([]ensemble.Table, len(files))
+	for i, f := range files {
+		b, err := os.ReadFile(f)
 		if err != nil {
 			return err
 		}
-		recs, err := csv.NewReader(fh).ReadAll()
-		fh.Close()
-		if err != nil {
+		if parts[i], err = ensemble.ReadCSV(b); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
-		if len(recs) == 0 {
-			return fmt.Errorf("%s has no header", f)
-		}
-		if header == nil {
-			header = recs[0]
-		} else if !slices.Equal(header, recs[0]) {
-			return errors.New(f + " has another header than the first fold's")
-		}
-		rows = append(rows, recs[1:]...)
 	}
-	fh, err := os.Create(out)
+	joined, err := ensemble.Concat(parts)
 	if err != nil {
 		return err
 	}
-	w := csv.NewWriter(fh)
-	w.Write(header)
-	w.WriteAll(rows)
-	if err := w.Error(); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
+	return os.WriteFile(out, joined.CSV(), 0o644)
 }
