@@ -173,7 +173,30 @@ func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (Ense
 	if err != nil {
 		return EnsembleResult{}, badInput("ensemble selection: %v", err)
 	}
-	out := EnsembleResult{CVScore: sel.Score, Rounds: len(sel.Steps)}
+	out := EnsembleResult{CVScore: sel.Score, BlendCVScore: sel.Score, Rounds: len(sel.Steps), Calibration: ensemble.Identity}
+	if calibrates(spec) {
+		blend, err := ensemble.Blend(tables, sel.Weights(), align(spec))
+		if err != nil {
+			return EnsembleResult{}, badInput("the chosen ensemble cannot be blended: %v", err)
+		}
+		skip := index(blend.Header, spec.IDColumn)
+		cal, s, err := ensemble.FitCalibration(ensemble.Grid(), func(c ensemble.Calibration) (float64, bool, error) {
+			activity.RecordHeartbeat(ctx, nil)
+			t, err := c.Apply(blend, skip)
+			if err != nil {
+				return 0, false, nil // a blend that is not probabilities: graded invalid anyway
+			}
+			g, err := a.gradeTable(spec, t, answers)
+			if err != nil || !g.Valid {
+				return 0, false, err
+			}
+			return *g.Score, true, nil
+		})
+		if err != nil {
+			return EnsembleResult{}, badInput("calibrating the ensemble: %v", err)
+		}
+		out.Calibration, out.CVScore = cal, s
+	}
 	for i, w := range sel.Weights() {
 		if w > 0 {
 			out.Members = append(out.Members, AnswerMember{SampleID: in.SampleIDs[i], Weight: w, CVScore: single[i]})
@@ -218,6 +241,9 @@ func (a *Activities) BlendAnswer(ctx context.Context, in BlendInput) (FinalGrade
 		tables, weights = append(tables, t), append(weights, m.Weight)
 	}
 	blend, err := ensemble.Blend(tables, weights, align(spec))
+	if err == nil && in.Answer.Calibration != nil {
+		blend, err = in.Answer.Calibration.Apply(blend, index(blend.Header, spec.IDColumn))
+	}
 	if err != nil {
 		return a.storeAnswer(ctx, store, spec, in.Answer, grading.Result{Exists: false, Reason: "the members' test submissions cannot be blended: " + err.Error()}, duration)
 	}
@@ -249,6 +275,22 @@ func align(spec *tasks.Spec) ensemble.Align {
 		al.IDColumn = spec.IDColumn
 	}
 	return al
+}
+
+// calibrates says the blend's probabilities are worth calibrating: log loss is the metric
+// that punishes over- and under-confidence (AUC and the others rank or threshold).
+func calibrates(spec *tasks.Spec) bool {
+	return spec.Metric == "multi-class-log-loss"
+}
+
+// index is the position of column name in a header, or -1.
+func index(header []string, name string) int {
+	for i, h := range header {
+		if h == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // gradeTable grades a submission held in memory with the task's grader.

@@ -117,7 +117,28 @@ out.to_csv('submission.csv', index=False)
 		t.Fatalf("a member's own CV score %v, want %v", ens.Members[0].CVScore, *cv["nearest"].Score)
 	}
 
-	ans := FinalAnswer{Folds: folds, Members: ens.Members, CVScore: &ens.CVScore}
+	// Log loss: the blend's probabilities are calibrated on the out-of-fold predictions, and the
+	// reported CV score is the calibrated blend's grade.
+	if ens.CVScore > ens.BlendCVScore || (ens.Calibration.IsIdentity() != (ens.CVScore == ens.BlendCVScore)) {
+		t.Fatalf("calibration %+v: CV %v, before it %v", ens.Calibration, ens.CVScore, ens.BlendCVScore)
+	}
+	t.Logf("calibration %+v: out-of-fold %.4f -> %.4f", ens.Calibration, ens.BlendCVScore, ens.CVScore)
+	var oofs []ensemble.Table
+	var oofWeights []float64
+	for _, m := range ens.Members {
+		b, _ := os.ReadFile(filepath.Join(store.Root, runstore.Sample(m.SampleID).OOF()))
+		tb, _ := ensemble.ReadCSV(b)
+		oofs, oofWeights = append(oofs, tb), append(oofWeights, m.Weight)
+	}
+	oofBlend, _ := ensemble.Blend(oofs, oofWeights, ensemble.Align{IDColumn: "id"})
+	if oofBlend, err = ens.Calibration.Apply(oofBlend, 0); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := a.gradeTable(spec, oofBlend, answers); err != nil || g.Score == nil || math.Abs(*g.Score-ens.CVScore) > 1e-6 {
+		t.Fatalf("the calibrated out-of-fold blend grades %v (%v), reported %v", g.Score, err, ens.CVScore)
+	}
+
+	ans := FinalAnswer{Folds: folds, Members: ens.Members, CVScore: &ens.CVScore, Calibration: &ens.Calibration}
 	tables := make([]ensemble.Table, len(ans.Members))
 	weights := make([]float64, len(ans.Members))
 	for i := range ans.Members {
@@ -133,11 +154,12 @@ out.to_csv('submission.csv', index=False)
 	if !test.Report.ValidSubmission || test.Report.Score == nil || *test.Report.Score >= *ans.Members[0].Test.Report.Score {
 		t.Fatalf("the blended answer must be valid and beat the neighbour alone on the test (%v): %+v", *ans.Members[0].Test.Report.Score, test.Report)
 	}
-	// What was stored is the weighted blend of the refits, and grades as reported.
+	// What was stored is the calibrated weighted blend of the refits, and grades as reported.
 	want, _ := ensemble.Blend(tables, weights, ensemble.Align{IDColumn: "id"})
+	want, _ = ens.Calibration.Apply(want, 0)
 	got, _ := os.ReadFile(filepath.Join(store.Root, runstore.AnswerSubmissionKey))
 	if string(got) != string(want.CSV()) {
-		t.Fatal("the stored answer is not the weighted blend of the members' test submissions")
+		t.Fatal("the stored answer is not the calibrated weighted blend of the members' test submissions")
 	}
 	var stored FinalAnswer
 	if err := getJSON(context.Background(), store, runstore.AnswerKey, &stored); err != nil || stored.Test == nil || len(stored.Members) != 2 {

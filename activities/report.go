@@ -154,5 +154,10 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 			test = "invalid: " + ans.Test.Reason
 		}
 	}
-	fmt.Fprintf(b, "| **ensemble** | %s | | 1 | %s | %d members |\n\n", num(ans.CVScore), test, len(ans.Members))
+	note := fmt.Sprintf("%d members", len(ans.Members))
+	if ans.Calibration != nil {
+		note += fmt.Sprintf("; probabilities calibrated on the out-of-fold predictions (power %.3g, smoothing %.3g; CV %s before)",
+			ans.Calibration.Power, ans.Calibration.Smoothing, num(ans.BlendCVScore))
+	}
+	fmt.Fprintf(b, "| **ensemble** | %s | | 1 | %s | %s |\n\n", num(ans.CVScore), test, note)
 }

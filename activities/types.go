@@ -6,6 +6,7 @@ package activities
 import (
 	"time"
 
+	"mlerl/ensemble"
 	"mlerl/grading"
 	"mlerl/model"
 	"mlerl/model/ppo"
@@ -338,8 +339,12 @@ type AnswerMember struct {
 // EnsembleResult is the chosen blend and its out-of-fold score.
 type EnsembleResult struct {
 	Members []AnswerMember `json:"members"`
-	CVScore float64        `json:"cv_score"`
-	Rounds  int            `json:"rounds"` // rounds run; the blend is the best round's
+	CVScore float64        `json:"cv_score"` // after calibration
+	Rounds  int            `json:"rounds"`   // rounds run; the blend is the best round's
+	// BlendCVScore is the blend's out-of-fold score before Calibration, which is fitted on the
+	// same out-of-fold predictions (log-loss tasks; the identity elsewhere).
+	BlendCVScore float64              `json:"blend_cv_score"`
+	Calibration  ensemble.Calibration `json:"calibration"`
 }
 
 // BlendInput blends the members' test submissions (refit on the full public train) into the
@@ -359,7 +364,10 @@ type FinalAnswer struct {
 	Duplicates int                   `json:"duplicates,omitempty"`
 	Members    []AnswerMember        `json:"members,omitempty"`
 	CVScore    *float64              `json:"cv_score,omitempty"` // the blend's out-of-fold score
-	Test       *FinalGradeResult     `json:"test,omitempty"`     // the blend graded on the test answers
+	// BlendCVScore and Calibration: see EnsembleResult (nil in runs recorded before calibration).
+	BlendCVScore *float64              `json:"blend_cv_score,omitempty"`
+	Calibration  *ensemble.Calibration `json:"calibration,omitempty"`
+	Test         *FinalGradeResult     `json:"test,omitempty"` // the blend graded on the test answers
 	// SandboxSeconds is what cross-validation and the refits cost, on top of training.
 	SandboxSeconds float64 `json:"sandbox_seconds"`
 	Note           string  `json:"note,omitempty"` // why there is no answer, or what was left out

@@ -105,6 +105,9 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 		return nil, err
 	}
 	ans.Members, ans.CVScore = ens.Members, &ens.CVScore
+	if !ens.Calibration.IsIdentity() {
+		ans.BlendCVScore, ans.Calibration = &ens.BlendCVScore, &ens.Calibration
+	}
 
 	// Refit each member on the full public train (leak-free) and grade it alone on the test.
 	refits := make([]workflow.Future, len(ans.Members))
