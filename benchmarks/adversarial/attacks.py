@@ -166,13 +166,17 @@ def private_answers(case):
     for p in guesses:
         attempt(case, "read " + p, lambda q=p: read_file(q))
     # Walk the whole visible tree (not /proc, /sys, /dev: /proc/*/root loops back to / forever).
-    found = []
-    for top, dirs, files in os.walk("/", followlinks=False):
-        if top == "/":
-            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev")]
-        found += [os.path.join(top, n) for n in files if n.startswith("answers") and n.endswith(".csv")]
-        if len(found) >= 5:
-            break
+    # /usr (the system's packages, tens of thousands of files) goes last and stops at a deadline:
+    # on a loaded machine walking it alone can outlast the case's 10 s wall limit.
+    found = ["/" + n for n in os.listdir("/") if n.startswith("answers") and n.endswith(".csv")]
+    deadline = time.monotonic() + 5
+    # (/bin, /lib and /sbin are usually links into /usr.)
+    tops = sorted(d for d in os.listdir("/") if d not in ("proc", "sys", "dev", "usr") and not os.path.islink("/" + d))
+    for top in ["/" + d for d in tops] + ["/usr"]:
+        for here, dirs, files in os.walk(top, followlinks=False):
+            found += [os.path.join(here, n) for n in files if n.startswith("answers") and n.endswith(".csv")]
+            if len(found) >= 5 or (top == "/usr" and time.monotonic() > deadline):
+                break
     report(case, bool(found), "search for answers files: %s" % (found or "none"))
 
 
