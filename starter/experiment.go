@@ -299,10 +299,9 @@ func restartExperiment(dir string, in workflows.ExperimentInput) (workflows.Expe
 
 // followExperiment prints each cell as it finishes, then writes the report.
 func followExperiment(ctx context.Context, c client.Client, info runInfo, dir string, out io.Writer) error {
-	run := c.GetWorkflow(ctx, info.WorkflowID, "")
 	done := make(chan error, 1)
 	var final experiment.Ledger
-	go func() { done <- run.Get(ctx, &final) }()
+	go func() { done <- awaitWorkflow(ctx, c, info.WorkflowID, &final) }()
 	seen := map[string]string{}
 	show := func(l experiment.Ledger) {
 		finished, runnable := 0, 0

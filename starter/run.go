@@ -423,10 +423,9 @@ func serve(ctx context.Context, runDirArg, address string, out io.Writer) error 
 
 // attach prints progress each iteration until the workflow ends, then the result table.
 func attach(ctx context.Context, c client.Client, info runInfo, runDir string, out io.Writer) error {
-	run := c.GetWorkflow(ctx, info.WorkflowID, "")
 	done := make(chan error, 1)
 	var result workflows.TrainResult
-	go func() { done <- run.Get(ctx, &result) }() // follows continue-as-new to the last run
+	go func() { done <- awaitWorkflow(ctx, c, info.WorkflowID, &result) }()
 	printed, phase, fallbacks := 0, workflows.Phase(""), 0
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()

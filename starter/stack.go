@@ -85,10 +85,7 @@ func startWorkflow(ctx context.Context, c client.Client, opts client.StartWorkfl
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		_, err := c.ExecuteWorkflow(ctx, opts, workflow, args...)
-		var timeout *serviceerror.DeadlineExceeded
-		var unavailable *serviceerror.Unavailable
-		retry := errors.Is(err, context.DeadlineExceeded) || errors.As(err, &timeout) || errors.As(err, &unavailable)
-		if !retry || ctx.Err() != nil || time.Now().After(deadline) {
+		if !transientRPC(err) || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
 		select {
@@ -97,4 +94,30 @@ func startWorkflow(ctx context.Context, c client.Client, opts client.StartWorkfl
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// awaitWorkflow waits for a workflow's result (following continue-as-new), asking again when
+// the wait itself times out or the server is briefly unavailable: a long poll on a loaded or
+// just-restarted dev server can outlast its RPC deadline while the workflow runs on. Only the
+// workflow's own end, or ctx's, ends the wait.
+func awaitWorkflow(ctx context.Context, c client.Client, workflowID string, result any) error {
+	for {
+		err := c.GetWorkflow(ctx, workflowID, "").Get(ctx, result)
+		if !transientRPC(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// transientRPC says whether err is an RPC that ran out of time or found the server
+// unavailable, rather than an answer.
+func transientRPC(err error) bool {
+	var timeout *serviceerror.DeadlineExceeded
+	var unavailable *serviceerror.Unavailable
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &timeout) || errors.As(err, &unavailable)
 }
