@@ -72,6 +72,11 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 		fmt.Fprintf(&b, "| %d | %d | %.2f | %.3f | %s | %.1f | %.4f | %.4f | %.3f | %.4f |\n", m.Iteration, m.Samples, m.ValidRate,
 			m.MeanReward, best, m.MeanDuration, m.PPO.PGLoss, m.PPO.VLoss, m.PPO.Entropy, m.PPO.ApproxKL)
 	}
+	if in.Final != nil {
+		if err := putJSON(ctx, store, runstore.ChoiceKey, in.Final); err != nil {
+			return ReportResult{}, err
+		}
+	}
 	if err := store.Put(ctx, runstore.ReportKey, []byte(b.String())); err != nil {
 		return ReportResult{}, err
 	}

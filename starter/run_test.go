@@ -49,22 +49,31 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Errorf("the run's output lacks %q", want)
 		}
 	}
-	// The final grade: either the chosen program's MLE-bench report, or the plain statement that
-	// no evaluated program was valid (possible for an untrained policy with K=2).
-	reports, _ := filepath.Glob(filepath.Join(runDir, runstore.Sample("eval-*").Final().GradeReport()))
+	// The final grade: either the best-of-K choice and its MLE-bench report (other samples'
+	// final/ hold the answer's refit members), or the plain statement that no evaluated program
+	// was valid (possible for an untrained policy with K=2).
+	var choice activities.FinalGradeResult
+	b, choiceErr := os.ReadFile(filepath.Join(runDir, runstore.ChoiceKey))
+	if choiceErr == nil {
+		choiceErr = json.Unmarshal(b, &choice)
+	}
 	switch {
-	case strings.Contains(out.String(), "graded on the private test answers") && len(reports) == 1:
+	case strings.Contains(out.String(), "graded on the private test answers") && choiceErr == nil:
+		report := filepath.Join(runDir, runstore.Sample(choice.SampleID).Final().GradeReport())
 		var rep grading.Report
-		b, _ := os.ReadFile(reports[0])
-		if err := json.Unmarshal(b, &rep); err != nil || rep.CompetitionID != "leaf-classification" || !rep.IsLowerBetter {
-			t.Errorf("final report %s: %+v %v", reports[0], rep, err)
+		b, _ := os.ReadFile(report)
+		if err := json.Unmarshal(b, &rep); err != nil || rep.CompetitionID != "leaf-classification" || !rep.IsLowerBetter || !strings.HasPrefix(choice.SampleID, "eval-") {
+			t.Errorf("best-of-K choice %s, its report %s: %+v %v", choice.SampleID, report, rep, err)
 		}
 		if !rep.ValidSubmission || rep.Score == nil || math.IsNaN(*rep.Score) || math.IsInf(*rep.Score, 0) || *rep.Score < 0 {
 			t.Errorf("the output says the final program was graded, but its report has no finite log loss: %+v", rep)
 		}
-	case strings.Contains(out.String(), "no evaluated program wrote a valid submission") && len(reports) == 0:
+		if choice.Report.Score == nil || *choice.Report.Score != *rep.Score {
+			t.Errorf("%s says %+v, the sample's report %+v", runstore.ChoiceKey, choice.Report, rep)
+		}
+	case strings.Contains(out.String(), "no evaluated program wrote a valid submission") && os.IsNotExist(choiceErr):
 	default:
-		t.Errorf("want either a graded final program with its report.json or the no-valid-program line; found %d reports", len(reports))
+		t.Errorf("want either a graded best-of-K choice in %s or the no-valid-program line; %s: %v", runstore.ChoiceKey, runstore.ChoiceKey, choiceErr)
 	}
 	for _, f := range []string{runstore.MetricsKey, runstore.ReportKey, runstore.BufferKey, runstore.CheckpointKey(0),
 		runstore.CheckpointKey(1), runstore.CheckpointKey(2)} {

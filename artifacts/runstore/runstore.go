@@ -18,6 +18,7 @@
 //	recovery.jsonl                 RecoveryKey: damaged checkpoints stepped over
 //	final-answer/...               AnswerSubmissionKey, AnswerKey: the run's final answer (the
 //	                               cross-validated ensemble of its best programs) and its grade
+//	best-of-k.json                 ChoiceKey: the policy's best-of-K choice and its grade
 //	report.md                      ReportKey: the run's report, written last
 //
 // An experiment directory:
@@ -58,6 +59,10 @@ const (
 	AnswerSubmissionKey = "final-answer/submission.csv"
 	// AnswerKey is the final answer: members, weights, cross-validation and test scores.
 	AnswerKey = "final-answer/answer.json"
+	// ChoiceKey is the policy's best-of-K choice and its grade on the test answers
+	// (activities.FinalGradeResult): which samples/<id>/final/ is the choice's, since the final
+	// answer's members are refit there too.
+	ChoiceKey = "best-of-k.json"
 )
 
 const checkpointFormat = CheckpointsDir + "/iter-%04d.json"

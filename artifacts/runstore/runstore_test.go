@@ -36,6 +36,7 @@ func TestLayoutIsUnchanged(t *testing.T) {
 		{s.OOF(), "samples/it0001-s000/oof-submission.csv"},
 		{AnswerSubmissionKey, "final-answer/submission.csv"},
 		{AnswerKey, "final-answer/answer.json"},
+		{ChoiceKey, "best-of-k.json"},
 		{Sample("*").Result(), "samples/*/result.json"},
 		{LedgerFile, "experiment.json"},
 		{ExperimentInputFile, "experiment-input.json"},

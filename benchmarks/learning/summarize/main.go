@@ -106,7 +106,11 @@ func read(dir string) (runStats, error) {
 		return runStats{}, fmt.Errorf("%s: no results", dir)
 	}
 	st := runStats{best: math.NaN(), evalBest: math.NaN(), evalScore: math.NaN(), testScore: math.NaN(), trainBest: map[int]float64{}}
-	if finals, _ := filepath.Glob(filepath.Join(dir, runstore.Sample("*").Final().GradeReport())); len(finals) == 1 {
+	var choice activities.FinalGradeResult
+	if b, err := os.ReadFile(filepath.Join(dir, runstore.ChoiceKey)); err == nil && json.Unmarshal(b, &choice) == nil && choice.Report.Score != nil {
+		st.testScore = *choice.Report.Score
+	} else if finals, _ := filepath.Glob(filepath.Join(dir, runstore.Sample("*").Final().GradeReport())); len(finals) == 1 {
+		// Runs from before ChoiceKey, without a final answer: the one final grade is the choice.
 		var rep struct {
 			Score *float64 `json:"score"`
 		}
