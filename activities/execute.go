@@ -77,7 +77,7 @@ func (a *Activities) executeFolds(ctx context.Context, store artifacts.Store, ta
 				bg := context.Background()
 				var r ExecuteResult
 				if getJSON(bg, store, dir.Result(), &r) == nil {
-					r.DurationS += duration
+					r.DurationS, r.FoldScores = r.DurationS+duration, scores
 					putJSON(bg, store, sample.Result(), r)
 				}
 			}

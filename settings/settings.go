@@ -77,7 +77,7 @@ type Settings struct {
 	Batch       int               `json:"batch" yaml:"batch"`           // B: samples per update
 	Oversample  int               `json:"oversample" yaml:"oversample"` // m: m*B executions in flight
 	Protocol    Protocol          `json:"protocol" yaml:"protocol"`
-	RewardFolds int               `json:"reward_folds,omitempty" yaml:"reward_folds"` // leak-free: validation folds whose mean score is the reward
+	RewardFolds int               `json:"reward_folds,omitempty" yaml:"reward_folds"` // leak-free: validation folds whose mean score is the reward; 0 is RewardFoldsAuto
 	Reward      reward.SchemeName `json:"reward,omitempty" yaml:"reward"`             // "" is the paper's
 	Seed        uint64            `json:"seed" yaml:"seed"`
 	EvalSamples int               `json:"eval_samples" yaml:"eval_samples"` // K for best-of-K
@@ -117,15 +117,38 @@ type Settings struct {
 // where they apply to a small network; benchmarks/RESULTS.md says where and why they differ):
 // improve prompts build on the best programs, a program the run already sampled is drawn again
 // (its result is known), PPO learns from the batch's ranks (one crash no longer drowns the
-// differences between valid programs), and the run's answer is the cross-validated ensemble of
-// its best programs. `--preset paper` restores the paper's.
+// differences between valid programs), the reward is the mean over three validation folds where
+// the task carves them, and the run's answer is the cross-validated ensemble of its best
+// programs. `--preset paper` restores the paper's.
 func Defaults() Settings {
 	p := ppo.Paper()
 	p.RewardShaping = ppo.ShapingRank
-	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: 1, Reward: reward.SchemePaper, Seed: 1,
+	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: RewardFoldsAuto, Reward: reward.SchemePaper, Seed: 1,
 		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveBest, RedrawRepeats: 8, ContinueEvery: 10,
 		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: p,
 		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25}
+}
+
+// RewardFoldsAuto lets the task decide the reward folds (ForTask): three where the protocol is
+// leak-free and the task carves at least three validation folds, one otherwise. Experiment
+// leaffolds (benchmarks/RESULTS.md) measured three folds better than one split on leaf in 3 of 3
+// seeds at the same sandbox-seconds; tasks that carve fewer folds were not measured that way.
+const RewardFoldsAuto = 0
+
+// autoRewardFolds is what RewardFoldsAuto becomes on a task that carves enough folds.
+const autoRewardFolds = 3
+
+// ForTask returns the settings for a task that carves `carved` validation folds: an automatic
+// RewardFolds decided, everything else as it is.
+func (s Settings) ForTask(carved int) Settings {
+	if s.RewardFolds != RewardFoldsAuto {
+		return s
+	}
+	s.RewardFolds = 1
+	if s.Protocol == LeakFree && carved >= autoRewardFolds {
+		s.RewardFolds = autoRewardFolds
+	}
+	return s
 }
 
 // ppoFlags names the flag of each PPO setting that has one (the rest come from presets).
@@ -148,8 +171,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("--continue-every must be at least 1, got %d", s.ContinueEvery)
 	case !slices.Contains(Protocols, s.Protocol):
 		return fmt.Errorf("--protocol must be %s, got %q", join(Protocols), s.Protocol)
-	case s.RewardFolds < 1:
-		return fmt.Errorf("--reward-folds must be at least 1, got %d", s.RewardFolds)
+	case s.RewardFolds < 0:
+		return fmt.Errorf("--reward-folds must be 0 (automatic: %d where the task carves that many validation folds, else 1) or more, got %d", autoRewardFolds, s.RewardFolds)
 	case s.RewardFolds > 1 && s.Protocol != LeakFree:
 		return fmt.Errorf("--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", s.RewardFolds, LeakFree, LeakFree)
 	case s.RedrawRepeats < 0:

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -13,6 +14,40 @@ import (
 func TestDefaultsAreValid(t *testing.T) {
 	if err := Defaults().Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The automatic reward folds follow the task and the protocol; a number given is kept, so an
+// impossible one still reaches the check that names it.
+func TestForTaskDecidesRewardFolds(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		folds    int
+		protocol Protocol
+		carved   int
+		want     int
+	}{
+		{"auto, three carved", RewardFoldsAuto, LeakFree, 3, 3},
+		{"auto, five carved", RewardFoldsAuto, LeakFree, 5, 3},
+		{"auto, one carved", RewardFoldsAuto, LeakFree, 1, 1},
+		{"auto, two carved", RewardFoldsAuto, LeakFree, 2, 1},
+		{"auto, test split", RewardFoldsAuto, Paper, 3, 1},
+		{"given one", 1, LeakFree, 3, 1},
+		{"given two", 2, LeakFree, 3, 2},
+		{"given more than carved", 4, LeakFree, 3, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := Defaults()
+			s.RewardFolds, s.Protocol = c.folds, c.protocol
+			got := s.ForTask(c.carved)
+			if got.RewardFolds != c.want {
+				t.Fatalf("RewardFolds %d, want %d", got.RewardFolds, c.want)
+			}
+			got.RewardFolds = s.RewardFolds
+			if !reflect.DeepEqual(got, s) {
+				t.Fatalf("ForTask changed more than RewardFolds: %+v", got)
+			}
+		})
 	}
 }
 
@@ -29,7 +64,7 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		{"zero eval samples", func(s *Settings) { s.EvalSamples = 0 }, "--eval-samples must be at least 1"},
 		{"zero continue-every", func(s *Settings) { s.ContinueEvery = 0 }, "--continue-every must be at least 1"},
 		{"bad protocol", func(s *Settings) { s.Protocol = "test" }, "--protocol must be leak-free or paper"},
-		{"zero reward folds", func(s *Settings) { s.RewardFolds = 0 }, "--reward-folds must be at least 1"},
+		{"negative reward folds", func(s *Settings) { s.RewardFolds = -1 }, "--reward-folds must be 0 (automatic"},
 		{"reward folds on the test split", func(s *Settings) { s.RewardFolds, s.Protocol = 2, Paper }, "only the leak-free protocol uses"},
 		{"negative redraws", func(s *Settings) { s.RedrawRepeats = -1 }, "--redraw-repeats must be 0"},
 		{"negative staleness", func(s *Settings) { s.StalenessIterations = -1 }, "--staleness must be 0"},

@@ -4,10 +4,12 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"mlerl/internal/testenv"
 	"mlerl/model/ppo"
 	"mlerl/settings"
+	"mlerl/workflows"
 )
 
 // The paper preset records the paper's table, and flags given on the command line win over it.
@@ -26,26 +28,40 @@ func TestPaperPresetAndFlagsOverIt(t *testing.T) {
 	if in.PPO != want {
 		t.Errorf("PPO %+v, want the paper's %+v", in.PPO, want)
 	}
-	if in.Batch != 16 || in.EvalSamples != 128 || in.Protocol != settings.Paper || in.Oversample != 2 || in.Policy.Temperature != 0.7 || in.Policy.TopP != 1 {
+	if in.Batch != 16 || in.EvalSamples != 128 || in.Protocol != settings.Paper || in.Oversample != 2 || in.Policy.Temperature != 0.7 || in.Policy.TopP != 1 || in.RewardFolds != 1 {
 		t.Errorf("run settings %+v: want batch 16 from the flag, the rest from the preset", in)
 	}
 }
 
-// The defaults are the platform's measured best for the network policy; an llm run drops the
-// redraws (code actions only) unless asked for them.
+// The defaults are the platform's measured best for the network policy: on leaf, which carves
+// three validation folds, the reward is their mean (and an execution may take three times as
+// long); an llm run drops the redraws (code actions only) unless asked for them.
 func TestDefaultsAndTheLLMPolicy(t *testing.T) {
 	dataDir := testenv.PreparedData(t, "leaf-classification")
-	plan := func(args ...string) settings.Settings {
+	planned := func(args ...string) workflows.TrainInput {
 		t.Helper()
 		p, err := planRun(context.Background(), append([]string{"--task", "leaf-classification", "--data-dir", dataDir,
 			"--out", filepath.Join(t.TempDir(), "run"), "--temporal-address", "127.0.0.1:1"}, args...))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.info.Input.Settings
+		return p.info.Input
 	}
-	if d := plan(); d != settings.Defaults() || d.RedrawRepeats == 0 {
-		t.Fatalf("a run without flags: %+v, want the defaults (with redraws)", d)
+	plan := func(args ...string) settings.Settings { return planned(args...).Settings }
+	want := settings.Defaults()
+	want.RewardFolds = 3
+	if d := plan(); d != want || d.RedrawRepeats == 0 {
+		t.Fatalf("a run without flags: %+v, want the defaults (with redraws, three reward folds)", d)
+	}
+	for _, c := range []struct {
+		args  []string
+		folds int
+	}{{nil, 3}, {[]string{"--reward-folds", "1"}, 1}, {[]string{"--reward-folds", "2"}, 2}, {[]string{"--protocol", "paper"}, 1}} {
+		in := planned(c.args...)
+		one := planned("--reward-folds", "1").ExecTimeout
+		if in.RewardFolds != c.folds || in.ExecTimeout != time.Duration(c.folds)*one {
+			t.Errorf("%v: %d reward folds, exec timeout %v; want %d and %d times one split's %v", c.args, in.RewardFolds, in.ExecTimeout, c.folds, c.folds, one)
+		}
 	}
 	llm := plan("--policy", "llm", "--policy-url", "http://127.0.0.1:1/v1", "--policy-model", "m", "--learning-rate", "0")
 	if llm.RedrawRepeats != 0 || llm.Backend != settings.BackendLLM {

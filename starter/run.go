@@ -162,6 +162,7 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.Settings = f.Settings.ForTask(spec.Validation.FoldCount())
 	if f.RewardFolds > spec.Validation.FoldCount() {
 		return nil, fmt.Errorf("--reward-folds %d: task %s carves %d validation folds (validation.folds in its spec): lower --reward-folds, or raise validation.folds in a --task-spec and prepare again", f.RewardFolds, spec.ID, spec.Validation.FoldCount())
 	}

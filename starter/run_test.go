@@ -86,8 +86,18 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Errorf("metrics.jsonl has %d lines, want 2", n)
 	}
 
+	// Leaf carves three validation folds, so by default a program's reward is the mean of its
+	// scores on them; a failing fold ends the program there and its outcome is the result.
+	var info runInfo
+	if b, err := os.ReadFile(filepath.Join(runDir, runInfoFile)); err != nil || json.Unmarshal(b, &info) != nil {
+		t.Fatalf("reading %s: %v", runInfoFile, err)
+	}
+	const folds = 3
+	if info.Input.RewardFolds != folds {
+		t.Errorf("the run averaged %d validation folds, want leaf's %d by default", info.Input.RewardFolds, folds)
+	}
 	spec, _ := tasks.Builtin().Get("leaf-classification")
-	answers := filepath.Join(tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitValidation).Private, spec.Files.Answers)
+	layout := tasks.Layout{DataDir: dataDir}
 	results, _ := filepath.Glob(filepath.Join(runDir, runstore.Sample("it*").Result()))
 	if len(results) < 8 {
 		t.Fatalf("want at least 8 executed training samples (2 updates of B=4), found %d", len(results))
@@ -106,19 +116,36 @@ func TestRunEndToEnd(t *testing.T) {
 		if err := json.Unmarshal(b, &res); err != nil {
 			t.Fatal(err)
 		}
-		output, _ := os.ReadFile(filepath.Join(runDir, s.Output()))
+		// The fold whose record the result carries: the failing one, or fold 1 when all are valid.
+		last := len(res.FoldScores) + 1
+		if res.Valid {
+			valid++
+			last = 1
+			if len(res.FoldScores) != folds {
+				t.Fatalf("%s: a valid program with %d fold scores, want %d", dir, len(res.FoldScores), folds)
+			}
+			mean := 0.0
+			for f := 1; f <= folds; f++ {
+				answers := filepath.Join(layout.FoldDirs(spec.ID, f).Private, spec.Files.Answers)
+				g, err := grading.Grade(spec, filepath.Join(runDir, s.Fold(f).Submission()), answers)
+				if err != nil || !g.Valid || math.Abs(*g.Score-res.FoldScores[f-1]) > 1e-12 {
+					t.Errorf("%s: fold %d's stored score %v, regraded %+v %v", dir, f, res.FoldScores[f-1], g, err)
+					continue
+				}
+				mean += *g.Score / folds
+			}
+			if math.Abs(mean-*res.Score) > 1e-9 {
+				t.Errorf("%s: stored score %v, the mean of the regraded folds %v", dir, *res.Score, mean)
+			}
+		}
+		output, _ := os.ReadFile(filepath.Join(runDir, s.Fold(last).Output()))
 		markers := reward.FoundMarkers(string(output))
 		want := -10 + 0.1*float64(len(markers))
 		if res.Valid {
-			valid++
-			g, err := grading.Grade(spec, filepath.Join(runDir, s.Submission()), answers)
-			if err != nil || !g.Valid || math.Abs(*g.Score-*res.Score) > 1e-12 {
-				t.Errorf("%s: stored score %v, regraded %+v %v", dir, *res.Score, g, err)
-			}
 			want = -*res.Score // log loss: lower is better, so the reward is its negation
 		}
 		if math.Abs(res.Reward-want) > 1e-9 || res.Markers != len(markers) {
-			t.Errorf("%s: reward %v with %d markers (valid %v); the rule gives %v with %d", dir, res.Reward, res.Markers, res.Valid, want, len(markers))
+			t.Errorf("%s: reward %v with %d markers (valid %v); the rule gives %v with %d (fold %d's output)", dir, res.Reward, res.Markers, res.Valid, want, len(markers), last)
 		}
 	}
 	t.Logf("%d of %d training samples were valid", valid, len(results))
@@ -179,7 +206,7 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{"unknown reward shaping", []string{"--task", "leaf-classification", "--reward-shaping", "ranked"}, "--reward-shaping (ppo.reward_shaping) must be none or rank"},
 		{"unknown advantage", []string{"--task", "leaf-classification", "--advantage", "risky"}, "--advantage (ppo.advantage) must be gae or risk-seeking"},
 		{"risk-seeking with no share", []string{"--task", "leaf-classification", "--advantage", "risk-seeking", "--risk-epsilon", "0"}, "--risk-epsilon (ppo.risk_epsilon) must be in (0, 1]"},
-		{"zero reward folds", []string{"--task", "leaf-classification", "--reward-folds", "0"}, "--reward-folds must be at least 1"},
+		{"negative reward folds", []string{"--task", "leaf-classification", "--reward-folds", "-1"}, "--reward-folds must be 0 (automatic"},
 		{"negative redraw repeats", []string{"--task", "leaf-classification", "--redraw-repeats", "-1"}, "--redraw-repeats must be 0"},
 		{"redraws with an llm policy", []string{"--task", "leaf-classification", "--policy", "llm", "--redraw-repeats", "2"}, "drop it with --policy llm"},
 		{"reward folds on the test split", []string{"--task", "leaf-classification", "--reward-folds", "2", "--protocol", "paper"}, "only the leak-free protocol uses"},
