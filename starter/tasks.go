@@ -111,7 +111,11 @@ func tasksPrepare(ctx context.Context, args []string) error {
 	if err := p.Prepare(ctx, s, *raw); err != nil {
 		return err
 	}
-	fmt.Printf("prepared %s in %s (test split and validation split)\n", s.ID, tf.dataDir)
+	folds := "a validation split"
+	if n := s.Validation.FoldCount(); n > 1 {
+		folds = fmt.Sprintf("%d validation folds", n)
+	}
+	fmt.Printf("prepared %s in %s (test split and %s)\n", s.ID, tf.dataDir, folds)
 	return nil
 }
 
