@@ -124,7 +124,11 @@ func run(dir string) error {
 				others = append(others, r)
 			}
 		}
-		var parts []string
+		type member struct {
+			iteration int
+			weight    float64
+		}
+		var members []member
 		first, shared := 0.0, 0.0
 		for _, m := range ans.Members {
 			h, err := programHash(runDir, m.SampleID)
@@ -132,7 +136,7 @@ func run(dir string) error {
 				return err
 			}
 			it := programs[c.Run][h] // the first iteration this run ran the program
-			parts = append(parts, fmt.Sprintf("%d: %.2f", it, m.Weight))
+			members = append(members, member{it, m.Weight})
 			if it == 1 {
 				first += m.Weight
 			}
@@ -143,7 +147,11 @@ func run(dir string) error {
 				}
 			}
 		}
-		sort.Strings(parts)
+		sort.Slice(members, func(i, j int) bool { return members[i].iteration < members[j].iteration })
+		parts := make([]string, len(members))
+		for i, m := range members {
+			parts[i] = fmt.Sprintf("%d: %.2f", m.iteration, m.weight)
+		}
 		// How alike the arms' first batches are: programs both ran in iteration 1.
 		ones, common := 0, 0
 		for h, it := range programs[c.Run] {
