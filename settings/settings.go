@@ -132,7 +132,7 @@ func Defaults() Settings {
 // RewardFoldsAuto lets the task decide the reward folds (ForTask): three where the protocol is
 // leak-free and the task carves at least three validation folds, one otherwise. Experiment
 // leaffolds (benchmarks/RESULTS.md) measured three folds better than one split on leaf in 3 of 3
-// seeds at the same sandbox-seconds; tasks that carve fewer folds were not measured that way.
+// seeds at the same sandbox-seconds; a task's spec opts in by carving the folds (leaf, pizza).
 const RewardFoldsAuto = 0
 
 // autoRewardFolds is what RewardFoldsAuto becomes on a task that carves enough folds.
