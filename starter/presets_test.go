@@ -53,12 +53,12 @@ func TestDefaultsAndTheLLMPolicy(t *testing.T) {
 	if d := plan(); d != want || d.RedrawRepeats == 0 {
 		t.Fatalf("a run without flags: %+v, want the defaults (with redraws, three reward folds)", d)
 	}
+	one := planned("--reward-folds", "1").ExecTimeout
 	for _, c := range []struct {
 		args  []string
 		folds int
 	}{{nil, 3}, {[]string{"--reward-folds", "1"}, 1}, {[]string{"--reward-folds", "2"}, 2}, {[]string{"--protocol", "paper"}, 1}} {
 		in := planned(c.args...)
-		one := planned("--reward-folds", "1").ExecTimeout
 		if in.RewardFolds != c.folds || in.ExecTimeout != time.Duration(c.folds)*one {
 			t.Errorf("%v: %d reward folds, exec timeout %v; want %d and %d times one split's %v", c.args, in.RewardFolds, in.ExecTimeout, c.folds, c.folds, one)
 		}
