@@ -142,6 +142,9 @@ type trainRun struct {
 	pool   *pool
 	// segmentStart is the iteration this segment started after.
 	segmentStart int
+	// stopAtBudget: a sandbox-seconds budget ends collection the moment it is used up, not at
+	// the end of the iteration (histories recorded before this version end at the boundary).
+	stopAtBudget bool
 }
 
 // Train runs Algorithm 1 asynchronously: keep m*B executions in flight, update after B complete,
@@ -155,6 +158,10 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		return TrainResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrBadInput, nil)
 	}
 	r := &trainRun{in: in, opts: newTrainOptions(in), logger: workflow.GetLogger(ctx)}
+	// A matched arm that stopped only at an iteration boundary overshot its budget by a whole
+	// iteration, heavy-tailed with several reward folds (1.23x in experiment leafdefaults).
+	r.stopAtBudget = in.SandboxSeconds > 0 &&
+		workflow.GetVersion(ctx, "stop-at-sandbox-budget", workflow.DefaultVersion, 1) >= 1
 	var err error
 	if r.ctl, err = newControl(ctx, in); err != nil {
 		return TrainResult{}, err
@@ -230,6 +237,13 @@ func (r *trainRun) elapsed(ctx workflow.Context) float64 {
 // budgetLeft: iterations remain, and the sandbox-seconds budget (if any) is not used up.
 func (r *trainRun) budgetLeft() bool {
 	return r.st.Iteration < r.in.Iterations && (r.in.SandboxSeconds <= 0 || r.st.SandboxSeconds < r.in.SandboxSeconds)
+}
+
+// budgetSpentMidIteration: the iteration stops collecting now, with the counted programs it
+// has (at least one, so the update and the metrics have something to work on), because the
+// sandbox-seconds budget is used up. The overshoot is then one program's run at most.
+func (r *trainRun) budgetSpentMidIteration(counted int) bool {
+	return r.stopAtBudget && counted > 0 && r.st.SandboxSeconds >= r.in.SandboxSeconds
 }
 
 // sample draws programs from the current policy and instruments them (progress prints) in one

@@ -125,7 +125,8 @@ func (p *pool) cancelStale(it, cap int) {
 
 // collect returns the iteration's outcomes: results carried from the previous segment first,
 // then B programs that finish (stale outcomes join with their partial credit but do not count
-// toward B, so an iteration always learns from B programs that finished).
+// toward B, so an iteration always learns from B programs that finished), or fewer when a
+// sandbox-seconds budget runs out first.
 func (p *pool) collect(ctx workflow.Context) ([]outcome, error) {
 	r := p.run
 	var done []outcome
@@ -141,10 +142,14 @@ func (p *pool) collect(ctx workflow.Context) ([]outcome, error) {
 				counted++
 			}
 			// Take every result already waiting, so one top-up replaces them all.
-			if counted >= r.in.Batch || !p.results.ReceiveAsync(&o) {
+			if counted >= r.in.Batch || r.budgetSpentMidIteration(counted) || !p.results.ReceiveAsync(&o) {
 				break
 			}
 			o = p.settle(o)
+		}
+		if r.budgetSpentMidIteration(counted) {
+			// Nothing more is sampled; the programs still in flight are cancelled with the run's.
+			return done, nil
 		}
 		if counted < r.in.Batch && !r.in.SampleAtIterationStart {
 			if err := p.topUp(ctx); err != nil {

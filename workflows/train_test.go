@@ -319,6 +319,38 @@ func TestStragglersCarryOverInsteadOfBlocking(t *testing.T) {
 	}
 }
 
+// A matched arm's budget (sandbox-seconds) ends training as soon as it is used up, mid-iteration,
+// so its overshoot is one program's run, not the rest of an iteration.
+func TestSandboxBudgetStopsMidIteration(t *testing.T) {
+	f := &fakeRun{}
+	const each = 10 * time.Millisecond // every program reports 0.01 sandbox-seconds
+	env := newEnv(t, f, func(string) time.Duration { return each }, func(string) *float64 { v := 0.5; return &v })
+	in := input()
+	in.Iterations, in.SandboxSeconds = 10, 0.055 // 5.5 programs: iteration 2 ends after its 2nd
+	env.ExecuteWorkflow(Train, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res TrainResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.SandboxSeconds < in.SandboxSeconds || res.SandboxSeconds > in.SandboxSeconds+each.Seconds()+1e-9 {
+		t.Fatalf("used %.3f sandbox-seconds of a %.3f budget: the overshoot must be one program (%.3f) at most",
+			res.SandboxSeconds, in.SandboxSeconds, each.Seconds())
+	}
+	if len(f.updates) != 2 || res.Completed != 2 {
+		t.Fatalf("%d updates, %d iterations completed: want 2 (the budget runs out in iteration 2)", len(f.updates), res.Completed)
+	}
+	if n := len(f.updates[1].SampleIDs); n == 0 || n >= in.Batch {
+		t.Fatalf("the last iteration learned from %d programs: want the 1 to %d that finished before the budget ran out", n, in.Batch-1)
+	}
+	if res.Programs != len(f.updates[0].SampleIDs)+len(f.updates[1].SampleIDs) {
+		t.Fatalf("%d programs counted in the budget, %d learned from: every counted program is learned from",
+			res.Programs, len(f.updates[0].SampleIDs)+len(f.updates[1].SampleIDs))
+	}
+}
+
 func TestTrainRejectsBadInput(t *testing.T) {
 	f := &fakeRun{}
 	env := newEnv(t, f, func(string) time.Duration { return time.Second }, func(string) *float64 { return nil })
