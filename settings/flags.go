@@ -12,7 +12,7 @@ func (s *Settings) Register(fs *flag.FlagSet) {
 	fs.IntVar(&s.Iterations, "iterations", s.Iterations, "RL iterations (PPO updates)")
 	fs.IntVar(&s.Batch, "batch", s.Batch, "B: completed executions per update")
 	fs.IntVar(&s.Oversample, "oversample", s.Oversample, "m: m*B executions are kept in flight")
-	fs.Float64Var(&s.SandboxSeconds, "sandbox-seconds", s.SandboxSeconds, "also end training at the first iteration where the training programs have used this many seconds of execution in all (--iterations is then a cap; 0: no such budget); matches a baseline to another run's sandbox time")
+	fs.Float64Var(&s.SandboxSeconds, "sandbox-seconds", s.SandboxSeconds, "also end training as soon as the finished training programs have used this many seconds of execution in all, mid-iteration if need be (--iterations is then a cap; 0: no such budget); matches a baseline to another run's sandbox time")
 	fs.IntVar(&s.EvalSamples, "eval-samples", s.EvalSamples, "K: final evaluation samples (scratch, then one improve each)")
 	fs.IntVar(&s.StalenessIterations, "staleness", s.StalenessIterations, "end executions sampled more than this many iterations ago, as timeouts with partial credit (0: never; the task's wall limit still applies). Cancelling slow programs biases the policy toward fast ones: see benchmarks/RESULTS.md")
 	fs.IntVar(&s.BufferCapacity, "buffer", s.BufferCapacity, "capacity of the self-improve buffer (half best, half recent)")

@@ -97,9 +97,10 @@ type Settings struct {
 	// server sampled with LLM, updated by a trainer service).
 	Backend Backend    `json:"backend,omitempty" yaml:"backend"`
 	PPO     ppo.Config `json:"ppo" yaml:"-"`
-	// SandboxSeconds, when positive, ends training at the first iteration boundary where the
-	// finished training programs have used this much execution time (Iterations is then a cap):
-	// a baseline matched to another arm's sandbox time rather than its number of programs.
+	// SandboxSeconds, when positive, ends training as soon as the finished training programs
+	// have used this much execution time, mid-iteration (the last update learns from those that
+	// finished; Iterations is then a cap): a baseline matched to another arm's sandbox time
+	// rather than its number of programs.
 	SandboxSeconds float64 `json:"sandbox_seconds,omitempty" yaml:"sandbox_seconds"`
 	// Instrumenter "none" runs programs without progress prints (the instrumentation ablation);
 	// "" uses the worker's instrumenter.
