@@ -17,6 +17,8 @@ import (
 //
 //	train-rl-s21: an rl cell of the paper experiment (insults, 4 iterations, best program graded)
 //	train-static-matched-s21: a static cell trained to a sandbox-seconds budget
+//	train-static-matched-stops-at-budget: the last segment of a static-matched leaf cell of
+//	experiment leafmatched, stopped mid-iteration by its budget (version stop-at-sandbox-budget)
 //	train-pause-then-continue-as-new: a pause arriving while a segment hands over
 //	train-resumed-segment-stopped: the last segment of a paused, resumed and stopped run
 //	experiment-small: an Experiment of 2 tasks with data and 1 without × rl, static and
