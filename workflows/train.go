@@ -143,8 +143,9 @@ type trainRun struct {
 	// segmentStart is the iteration this segment started after.
 	segmentStart int
 	// stopAtBudget: a sandbox-seconds budget ends collection the moment it is used up, not at
-	// the end of the iteration (histories recorded before this version end at the boundary).
-	stopAtBudget bool
+	// the end of the iteration (histories recorded before this version end at the boundary);
+	// stopDrainAtBudget: and ends the drain before a continue-as-new too.
+	stopAtBudget, stopDrainAtBudget bool
 }
 
 // Train runs Algorithm 1 asynchronously: keep m*B executions in flight, update after B complete,
@@ -160,8 +161,12 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	r := &trainRun{in: in, opts: newTrainOptions(in), logger: workflow.GetLogger(ctx)}
 	// A matched arm that stopped only at an iteration boundary overshot its budget by a whole
 	// iteration, heavy-tailed with several reward folds (1.23x in experiment leafdefaults).
-	r.stopAtBudget = in.SandboxSeconds > 0 &&
-		workflow.GetVersion(ctx, "stop-at-sandbox-budget", workflow.DefaultVersion, 1) >= 1
+	// Version 2: the drain before a continue-as-new counted every program in flight, which
+	// overshot one leafmatched cell by 9%.
+	if in.SandboxSeconds > 0 {
+		v := workflow.GetVersion(ctx, "stop-at-sandbox-budget", workflow.DefaultVersion, 2)
+		r.stopAtBudget, r.stopDrainAtBudget = v >= 1, v >= 2
+	}
 	var err error
 	if r.ctl, err = newControl(ctx, in); err != nil {
 		return TrainResult{}, err
@@ -186,7 +191,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	if r.ctl.stopping {
 		// A graceful stop finishes the work in flight (its results are stored) before evaluating.
 		r.publish(PhaseStopping, len(r.pool.pending))
-		r.pool.drain(ctx)
+		r.pool.drain(ctx, func() bool { return false })
 	}
 	r.pool.cancelAll()
 	return r.evaluate(ctx, r.elapsed(ctx))
@@ -237,6 +242,11 @@ func (r *trainRun) elapsed(ctx workflow.Context) float64 {
 // budgetLeft: iterations remain, and the sandbox-seconds budget (if any) is not used up.
 func (r *trainRun) budgetLeft() bool {
 	return r.st.Iteration < r.in.Iterations && (r.in.SandboxSeconds <= 0 || r.st.SandboxSeconds < r.in.SandboxSeconds)
+}
+
+// budgetSpentInDrain: the drain before a continue-as-new stops waiting for programs in flight.
+func (r *trainRun) budgetSpentInDrain() bool {
+	return r.stopDrainAtBudget && r.st.SandboxSeconds >= r.in.SandboxSeconds
 }
 
 // budgetSpentMidIteration: the iteration stops collecting now, with the counted programs it
@@ -383,11 +393,14 @@ func (r *trainRun) score(ctx workflow.Context, it int, done []outcome) (m activi
 // that arrived meanwhile.
 func (r *trainRun) continueAsNew(ctx workflow.Context) error {
 	r.publish(PhaseDraining, len(r.pool.pending))
-	for _, o := range r.pool.drain(ctx) {
+	for _, o := range r.pool.drain(ctx, r.budgetSpentInDrain) {
 		if o.Err == "" && !o.Stale {
 			r.st.Carry = append(r.st.Carry, o.Result)
 		}
 	}
+	// Programs a spent budget left in flight are cancelled, as at a run's end: the next
+	// segment finds no budget left and evaluates.
+	r.pool.cancelAll()
 	var key string
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "save run state after iteration %d", r.st.Iteration), r.acts.SaveState,
 		activities.SaveStateInput{Run: r.in.Run, State: r.st}).Get(ctx, &key); err != nil {

@@ -161,10 +161,10 @@ func (p *pool) collect(ctx workflow.Context) ([]outcome, error) {
 	return done, nil
 }
 
-// drain waits for every program in flight and returns the outcomes.
-func (p *pool) drain(ctx workflow.Context) []outcome {
+// drain waits for every program in flight, or until stop says so, and returns the outcomes.
+func (p *pool) drain(ctx workflow.Context, stop func() bool) []outcome {
 	var out []outcome
-	for len(p.pending) > 0 {
+	for len(p.pending) > 0 && !stop() {
 		out = append(out, p.receive(ctx))
 	}
 	return out

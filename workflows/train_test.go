@@ -351,6 +351,25 @@ func TestSandboxBudgetStopsMidIteration(t *testing.T) {
 	}
 }
 
+// The drain before a continue-as-new stops at the budget too: counting every program in flight
+// there overshot a leafmatched cell by 9%.
+func TestSandboxBudgetStopsTheDrainBeforeContinueAsNew(t *testing.T) {
+	f := &fakeRun{}
+	const each = 10 * time.Millisecond
+	in := input()
+	// Iteration 1 learns from B = 4 of the 8 in flight (0.04 s) and hands over; the budget runs
+	// out one program into the drain, with 3 still in flight.
+	in.Iterations, in.ContinueEvery, in.SandboxSeconds = 10, 1, 0.045
+	res, segments := runSegments(t, f, in, func(string) time.Duration { return each })
+	if res.SandboxSeconds < in.SandboxSeconds || res.SandboxSeconds > in.SandboxSeconds+each.Seconds()+1e-9 {
+		t.Fatalf("used %.3f sandbox-seconds of a %.3f budget: the overshoot must be one program (%.3f) at most",
+			res.SandboxSeconds, in.SandboxSeconds, each.Seconds())
+	}
+	if segments != 2 || len(f.updates) != 1 {
+		t.Fatalf("%d segments, %d updates: want the second segment to find the budget spent and evaluate", segments, len(f.updates))
+	}
+}
+
 func TestTrainRejectsBadInput(t *testing.T) {
 	f := &fakeRun{}
 	env := newEnv(t, f, func(string) time.Duration { return time.Second }, func(string) *float64 { return nil })
