@@ -77,8 +77,36 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Start launches the dev server and waits until it answers.
+// busyWait is how long Start waits for another server to release the SQLite file.
+var busyWait = 60 * time.Second
+
+// errBusy: the server exited at start-up because another process holds its SQLite file.
+var errBusy = errors.New("SQLite file busy")
+
+// Start launches the dev server and waits until it answers. If another server still holds the
+// SQLite file (a killed starter's server shutting down: Pdeathsig sends it SIGTERM, and it may
+// take seconds to let go), it tries again until busyWait has passed, so a resume right after a
+// crash does not fail.
 func Start(ctx context.Context, o Options) (*Server, error) {
+	deadline := time.Now().Add(busyWait)
+	for {
+		s, err := start(ctx, o)
+		if !errors.Is(err, errBusy) {
+			return s, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: another process still holds %s after %v: stop the Temporal server using it (ps aux | grep %s), then try again",
+				err, o.DBFile, busyWait, filepath.Base(o.DBFile))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func start(ctx context.Context, o Options) (*Server, error) {
 	var err error
 	if o.Port == 0 {
 		if o.Port, err = FreePort(); err != nil {
@@ -125,7 +153,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	for {
 		select {
 		case err := <-s.exited:
-			return nil, fmt.Errorf("the Temporal dev server exited during start-up (%v): %s", err, tail(o.LogFile))
+			t := tail(o.LogFile)
+			if strings.Contains(t, "SQLITE_BUSY") {
+				return nil, fmt.Errorf("the Temporal dev server exited during start-up (%v): %w", err, errBusy)
+			}
+			return nil, fmt.Errorf("the Temporal dev server exited during start-up (%v): %s", err, t)
 		case <-ctx.Done():
 			s.Stop()
 			return nil, ctx.Err()

@@ -1,12 +1,15 @@
 package devserver
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/client"
 
@@ -69,5 +72,62 @@ func TestStartFailsClearlyWithABrokenCLI(t *testing.T) {
 	_, err := Start(context.Background(), Options{CLI: fake, DBFile: filepath.Join(dir, "db"), LogFile: filepath.Join(dir, "log")})
 	if err == nil || !strings.Contains(err.Error(), "no server here") {
 		t.Fatalf("want the server's own words in the error, got %v", err)
+	}
+}
+
+// A resume right after a crash finds the killed starter's server still letting go of the
+// SQLite file: Start waits for it instead of failing, and says so clearly when it never lets go.
+func TestStartWaitsForABusyStateFile(t *testing.T) {
+	cli := testenv.TemporalCLI(t)
+	testenv.RequirePython(t) // its sqlite3 module holds the lock, as a shutting-down server does
+	dir := t.TempDir()
+	ctx := context.Background()
+	opts := Options{CLI: cli, DBFile: filepath.Join(dir, "temporal.db"), LogFile: filepath.Join(dir, "temporal.log")}
+	srv, err := Start(ctx, opts) // creates the schema
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+
+	hold := func(seconds string) *exec.Cmd {
+		lock := exec.Command(testenv.Python, "-c", `import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))`, opts.DBFile, seconds)
+		out, err := lock.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lock.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, _ := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
+			t.Fatalf("python could not lock %s: %q", opts.DBFile, line)
+		}
+		return lock
+	}
+
+	old := busyWait
+	defer func() { busyWait = old }()
+	busyWait = time.Second
+	lock := hold("30")
+	_, err = Start(ctx, opts)
+	lock.Process.Kill()
+	lock.Wait()
+	if err == nil || !strings.Contains(err.Error(), "another process still holds") {
+		t.Fatalf("a file held for good must fail naming the cause and the fix, got %v", err)
+	}
+
+	busyWait = 60 * time.Second
+	lock = hold("4")
+	defer lock.Wait()
+	srv, err = Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("the server must start once the file is released: %v", err)
+	}
+	defer srv.Stop()
+	if log, _ := os.ReadFile(opts.LogFile); !strings.Contains(string(log), "SQLITE_BUSY") {
+		t.Fatal("the lock was never met: this test no longer exercises the wait")
 	}
 }
