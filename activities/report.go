@@ -165,4 +165,7 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 			ans.Calibration.Power, ans.Calibration.Smoothing, num(ans.BlendCVScore))
 	}
 	fmt.Fprintf(b, "| **ensemble** | %s | | 1 | %s | %s |\n\n", num(ans.CVScore), test, note)
+	for _, f := range ans.RefitFailed {
+		fmt.Fprintf(b, "`%s` was chosen first but its refit on the full public train wrote no submission (%s); the ensemble was chosen again without it.\n\n", f.SampleID, f.Reason)
+	}
 }

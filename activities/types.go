@@ -371,4 +371,7 @@ type FinalAnswer struct {
 	// SandboxSeconds is what cross-validation and the refits cost, on top of training.
 	SandboxSeconds float64 `json:"sandbox_seconds"`
 	Note           string  `json:"note,omitempty"` // why there is no answer, or what was left out
+	// RefitFailed are members chosen by the ensemble whose refit on the full public train wrote
+	// no submission (a crash the folds did not meet); the ensemble was chosen again without them.
+	RefitFailed []FinalGradeResult `json:"refit_failed,omitempty"`
 }

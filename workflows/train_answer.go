@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -99,36 +100,35 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 	for i, cv := range scored {
 		scoredIDs[i] = cv.SampleID
 	}
-	var ens activities.EnsembleResult
-	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "greedy ensemble selection over %d programs", len(scored)), r.acts.SelectEnsemble,
-		activities.EnsembleInput{Run: in.Run, Task: in.Task, Folds: in.FinalFolds, SampleIDs: scoredIDs, Rounds: in.EnsembleRounds}).Get(ctx, &ens); err != nil {
-		return nil, err
+	refit := map[string]*activities.FinalGradeResult{}
+	for id, g := range graded {
+		refit[id] = g
 	}
-	ans.Members, ans.CVScore = ens.Members, &ens.CVScore
-	if !ens.Calibration.IsIdentity() {
-		ans.BlendCVScore, ans.Calibration = &ens.BlendCVScore, &ens.Calibration
-	}
-
-	// Refit each member on the full public train (leak-free) and grade it alone on the test.
-	refits := make([]workflow.Future, len(ans.Members))
-	for i, m := range ans.Members {
-		if graded[m.SampleID] == nil {
-			refits[i] = workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "refit ensemble member %s and grade it on the private test answers", m.SampleID), r.acts.FinalGrade,
-				activities.FinalGradeInput{Run: in.Run, Task: in.Task, SampleID: m.SampleID, Protocol: in.Protocol})
+	for {
+		if err := r.selectAndRefit(ctx, ans, scoredIDs, refit); err != nil {
+			return nil, err
 		}
-	}
-	for i := range ans.Members {
-		m := &ans.Members[i]
-		if refits[i] == nil {
-			m.Test = graded[m.SampleID]
-			continue
+		// A member whose refit on the full train wrote nothing (a crash the folds did not meet)
+		// would leave the blend without its share: choose again without it. Whether a program
+		// wrote a submission needs no test answers.
+		var failed []string
+		for _, m := range ans.Members {
+			if !m.Test.Report.SubmissionExist {
+				failed = append(failed, m.SampleID)
+			}
 		}
-		var fg activities.FinalGradeResult
-		if err := refits[i].Get(ctx, &fg); err != nil {
-			return nil, fmt.Errorf("refitting ensemble member %s: %w", m.SampleID, err)
+		if len(failed) == 0 || workflow.GetVersion(ctx, "answer-drops-failed-refits", workflow.DefaultVersion, 1) < 1 {
+			break
 		}
-		m.Test = &fg
-		ans.SandboxSeconds += fg.DurationS
+		for _, id := range failed {
+			ans.RefitFailed = append(ans.RefitFailed, *refit[id])
+			scoredIDs = slices.DeleteFunc(scoredIDs, func(s string) bool { return s == id })
+		}
+		if len(scoredIDs) == 0 {
+			ans.Members, ans.CVScore, ans.BlendCVScore, ans.Calibration = nil, nil, nil, nil
+			ans.Note = "every member's refit on the full public train failed"
+			return ans, nil
+		}
 	}
 	var test activities.FinalGradeResult
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "blend %d members and grade the answer on the private test answers", len(ans.Members)), r.acts.BlendAnswer,
@@ -137,4 +137,40 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 	}
 	ans.Test = &test
 	return ans, nil
+}
+
+// selectAndRefit weighs the scored candidates by greedy ensemble selection and refits each
+// member not refit before on the full public train (leak-free), grading it alone on the test.
+func (r *trainRun) selectAndRefit(ctx workflow.Context, ans *activities.FinalAnswer, scoredIDs []string, refit map[string]*activities.FinalGradeResult) error {
+	in := r.in
+	var ens activities.EnsembleResult
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "greedy ensemble selection over %d programs", len(scoredIDs)), r.acts.SelectEnsemble,
+		activities.EnsembleInput{Run: in.Run, Task: in.Task, Folds: in.FinalFolds, SampleIDs: scoredIDs, Rounds: in.EnsembleRounds}).Get(ctx, &ens); err != nil {
+		return err
+	}
+	ans.Members, ans.CVScore = ens.Members, &ens.CVScore
+	ans.BlendCVScore, ans.Calibration = nil, nil
+	if !ens.Calibration.IsIdentity() {
+		ans.BlendCVScore, ans.Calibration = &ens.BlendCVScore, &ens.Calibration
+	}
+	futures := make([]workflow.Future, len(ans.Members))
+	for i, m := range ans.Members {
+		if refit[m.SampleID] == nil {
+			futures[i] = workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "refit ensemble member %s and grade it on the private test answers", m.SampleID), r.acts.FinalGrade,
+				activities.FinalGradeInput{Run: in.Run, Task: in.Task, SampleID: m.SampleID, Protocol: in.Protocol})
+		}
+	}
+	for i := range ans.Members {
+		m := &ans.Members[i]
+		if futures[i] != nil {
+			var fg activities.FinalGradeResult
+			if err := futures[i].Get(ctx, &fg); err != nil {
+				return fmt.Errorf("refitting ensemble member %s: %w", m.SampleID, err)
+			}
+			refit[m.SampleID] = &fg
+			ans.SandboxSeconds += fg.DurationS
+		}
+		m.Test = refit[m.SampleID]
+	}
+	return nil
 }

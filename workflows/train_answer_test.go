@@ -123,6 +123,42 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	}
 }
 
+// A member whose refit on the full train writes nothing (it passed every fold, then crashed)
+// must not sink the answer: the ensemble is chosen again without it.
+func TestFinalAnswerChoosesAgainWithoutAMemberWhoseRefitFailed(t *testing.T) {
+	f := &fakeRun{}
+	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
+	in := input()
+	in.FinalCandidates, in.FinalFolds, in.EvalSamples = 3, 4, 1
+	var crashed string
+	f.noSubmission = func(id string) bool {
+		// The first member refit after the ensemble is chosen (not best-of-K's program,
+		// graded before it).
+		if crashed == "" && len(f.ensembled) > 0 {
+			crashed = id
+		}
+		return id == crashed
+	}
+	env.ExecuteWorkflow(Train, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res TrainResult
+	env.GetWorkflowResult(&res)
+	a := res.Answer
+	if a == nil || f.blended == nil || len(a.RefitFailed) != 1 || a.RefitFailed[0].SampleID != crashed {
+		t.Fatalf("want the crashed member %s recorded and the answer blended without it, got %+v", crashed, a)
+	}
+	if len(f.ensembled) != 2 || slices.Contains(f.ensembled, crashed) {
+		t.Fatalf("the second selection must run over the other candidates, got %v", f.ensembled)
+	}
+	for _, m := range f.blended.Members {
+		if m.SampleID == crashed || !m.Test.Report.SubmissionExist {
+			t.Fatalf("the blend got a member without a submission: %+v", f.blended.Members)
+		}
+	}
+}
+
 func TestFinalAnswerOfATaskThatCannotBeCrossValidatedIsANote(t *testing.T) {
 	f := &fakeRun{cvErr: temporal.NewNonRetryableApplicationError("the public test has columns the train lacks", activities.ErrBadInput, nil)}
 	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)

@@ -56,6 +56,8 @@ type fakeRun struct {
 	noticeLost map[string]time.Duration
 	fallback   func(activities.UpdateInput) string // UpdateResult.Fallback, when set
 	onSave     func()                              // called as SaveState runs, when set
+	// noSubmission says which programs write nothing when FinalGrade reruns them, when set.
+	noSubmission func(id string) bool
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -129,7 +131,12 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 				f.final = in.SampleID
 			}
 			f.graded = append(f.graded, in.SampleID)
-			return activities.FinalGradeResult{SampleID: in.SampleID, DurationS: 1}, nil
+			out := activities.FinalGradeResult{SampleID: in.SampleID, DurationS: 1}
+			out.Report.SubmissionExist = f.noSubmission == nil || !f.noSubmission(in.SampleID)
+			if !out.Report.SubmissionExist {
+				out.Reason = "exited with code 1"
+			}
+			return out, nil
 		})
 	env.OnActivity(a.CandidatePrograms, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.CandidatesInput) (activities.CandidatesResult, error) {
