@@ -37,8 +37,8 @@ func addLeader(board []activities.Leader, lowerIsBetter bool, l activities.Leade
 // finalAnswer is the run's answer without the test answers: its best distinct programs
 // (training and evaluation) cross-validated on the full public train, weighed by greedy
 // ensemble selection on their out-of-fold predictions, refit and blended. graded holds the
-// test grades already made (sample -> grade), so a member is not refit twice. A task that
-// cannot be cross-validated leaves a note, not a failed run.
+// test grades already made (sample -> grade), so a member is not refit twice; the refits made
+// here are added to it. A task that cannot be cross-validated leaves a note, not a failed run.
 func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteResult, graded map[string]*activities.FinalGradeResult) (*activities.FinalAnswer, error) {
 	r.publish(PhaseFinalAnswer, 0)
 	in := r.in
@@ -100,12 +100,8 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 	for i, cv := range scored {
 		scoredIDs[i] = cv.SampleID
 	}
-	refit := map[string]*activities.FinalGradeResult{}
-	for id, g := range graded {
-		refit[id] = g
-	}
 	for {
-		if err := r.selectAndRefit(ctx, ans, scoredIDs, refit); err != nil {
+		if err := r.selectAndRefit(ctx, ans, scoredIDs, graded); err != nil {
 			return nil, err
 		}
 		// A member whose refit on the full train wrote nothing (a crash the folds did not meet)
@@ -121,7 +117,7 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 			break
 		}
 		for _, id := range failed {
-			ans.RefitFailed = append(ans.RefitFailed, *refit[id])
+			ans.RefitFailed = append(ans.RefitFailed, *graded[id])
 			scoredIDs = slices.DeleteFunc(scoredIDs, func(s string) bool { return s == id })
 		}
 		if len(scoredIDs) == 0 {
@@ -140,8 +136,8 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 }
 
 // selectAndRefit weighs the scored candidates by greedy ensemble selection and refits each
-// member not refit before on the full public train (leak-free), grading it alone on the test.
-func (r *trainRun) selectAndRefit(ctx workflow.Context, ans *activities.FinalAnswer, scoredIDs []string, refit map[string]*activities.FinalGradeResult) error {
+// member not graded before on the full public train (leak-free), grading it alone on the test.
+func (r *trainRun) selectAndRefit(ctx workflow.Context, ans *activities.FinalAnswer, scoredIDs []string, graded map[string]*activities.FinalGradeResult) error {
 	in := r.in
 	var ens activities.EnsembleResult
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "greedy ensemble selection over %d programs", len(scoredIDs)), r.acts.SelectEnsemble,
@@ -155,7 +151,7 @@ func (r *trainRun) selectAndRefit(ctx workflow.Context, ans *activities.FinalAns
 	}
 	futures := make([]workflow.Future, len(ans.Members))
 	for i, m := range ans.Members {
-		if refit[m.SampleID] == nil {
+		if graded[m.SampleID] == nil {
 			futures[i] = workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "refit ensemble member %s and grade it on the private test answers", m.SampleID), r.acts.FinalGrade,
 				activities.FinalGradeInput{Run: in.Run, Task: in.Task, SampleID: m.SampleID, Protocol: in.Protocol})
 		}
@@ -167,10 +163,10 @@ func (r *trainRun) selectAndRefit(ctx workflow.Context, ans *activities.FinalAns
 			if err := futures[i].Get(ctx, &fg); err != nil {
 				return fmt.Errorf("refitting ensemble member %s: %w", m.SampleID, err)
 			}
-			refit[m.SampleID] = &fg
+			graded[m.SampleID] = &fg
 			ans.SandboxSeconds += fg.DurationS
 		}
-		m.Test = refit[m.SampleID]
+		m.Test = graded[m.SampleID]
 	}
 	return nil
 }
