@@ -31,17 +31,21 @@ var TabularClassification = register(&Library{
 			{"top-variance", "Keep the half of the features with the highest variance.", 1},
 			{"crosses", "Add the pairwise products of the 8 highest-variance features.", 1},
 		}},
+		// Scaling before a linear model is the common habit, not the exception. On leaf's public
+		// train (5-fold CV) the scaled logistic regressions were the strongest programs
+		// (power 0.031, log1p 0.038, standard 0.039 at C=1000) and the old priors (none 6,
+		// standard 2, power 1, logreg 2) drew one in about 100 at the warm start.
 		{"transform", []Option{
-			{"none", "", 6},
-			{"standard", "Standardise the features.", 2},
+			{"none", "", 4},
+			{"standard", "Standardise the features.", 4},
 			{"minmax", "Scale the features to [0, 1].", 1},
-			{"power", "Apply a Yeo-Johnson power transform.", 1},
+			{"power", "Apply a Yeo-Johnson power transform.", 2},
 			{"pca32", "Standardise, then reduce to 32 principal components.", 1},
 			{"pca64-whiten", "Standardise, then reduce to 64 whitened principal components.", 1},
 			{"log1p", "Take log(1+x) of the features, then standardise.", 1},
 		}},
 		{"model", []Option{
-			{"logreg", "Fit a multinomial logistic regression.", 2},
+			{"logreg", "Fit a multinomial logistic regression.", 4},
 			{"knn", "Fit a distance-weighted k-nearest-neighbours classifier.", 2},
 			{"random-forest", "Fit a random forest.", 4},
 			{"extra-trees", "Fit an extra-trees ensemble.", 1},

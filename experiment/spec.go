@@ -53,12 +53,21 @@ const (
 )
 
 // PassRule is decided before the runs: Arm passes on a task when it beats every arm of Versus
-// on Measure in at least MinSeeds of the task's seeds (a paired comparison by seed).
+// on Measure in at least MinSeeds of the task's seeds (a paired comparison by seed) and, when
+// Medal is set, its Measure program wins at least that medal in at least MinSeeds seeds.
 type PassRule struct {
 	Arm      string   `yaml:"arm" json:"arm"`
 	Versus   []string `yaml:"versus" json:"versus"`
 	Measure  string   `yaml:"measure" json:"measure"`
 	MinSeeds int      `yaml:"min_seeds" json:"min_seeds"`
+	// Medal (bronze, silver or gold) makes the rule an absolute goal too: an experiment of one
+	// arm names no Versus and a medal.
+	Medal string `yaml:"medal,omitempty" json:"medal,omitempty"`
+}
+
+// MedalRank orders medals: 0 for none (or an unknown name), then bronze, silver, gold.
+func MedalRank(medal string) int {
+	return map[string]int{"bronze": 1, "silver": 2, "gold": 3}[medal]
 }
 
 // BuiltinArms are the arms a spec may name without flags.
@@ -233,6 +242,10 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("field pass_rule.measure: must be %s, %s or %s, got %q", MeasureBestTest, MeasureChosenTest, MeasureAnswerTest, r.Measure)
 	case r.MinSeeds < 1 || r.MinSeeds > len(s.Seeds):
 		return fmt.Errorf("field pass_rule.min_seeds: %d must be between 1 and the number of seeds (%d)", r.MinSeeds, len(s.Seeds))
+	case r.Medal != "" && MedalRank(r.Medal) == 0:
+		return fmt.Errorf("field pass_rule.medal: must be bronze, silver or gold, got %q", r.Medal)
+	case len(r.Versus) == 0 && r.Medal == "":
+		return errors.New("field pass_rule: name the arms to beat (versus) or a medal to win (medal), or the rule cannot fail")
 	}
 	for _, v := range r.Versus {
 		if arms[v].Name == "" || v == r.Arm {

@@ -92,6 +92,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"pass rule on a missing arm", strings.Replace(base, "arm: rl,", "arm: ppo,", 1) + "arms: [rl, static]\n", `field pass_rule.arm: "ppo"`},
 		{"pass rule against itself", strings.Replace(base, "versus: [static]", "versus: [rl]", 1) + "arms: [rl, static]\n", "field pass_rule.versus"},
 		{"pass rule measure", strings.Replace(base, "best_test", "mean", 1) + "arms: [rl, static]\n", "field pass_rule.measure"},
+		{"pass rule medal", strings.Replace(base, "min_seeds: 1", "min_seeds: 1, medal: platinum", 1) + "arms: [rl, static]\n", `field pass_rule.medal: must be bronze, silver or gold, got "platinum"`},
+		{"pass rule that cannot fail", strings.Replace(base, "versus: [static]", "versus: []", 1) + "arms: [rl, static]\n", "or the rule cannot fail"},
 		{"pass rule needs more seeds than run", strings.Replace(base, "min_seeds: 1", "min_seeds: 3", 1) + "arms: [rl, static]\n", "field pass_rule.min_seeds"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,5 +118,20 @@ func TestArmForms(t *testing.T) {
 	}
 	if s.MaxConcurrent != 2 {
 		t.Errorf("max_concurrent defaults to 2, got %d", s.MaxConcurrent)
+	}
+}
+
+func TestPassRuleOfOneArmNamesAMedal(t *testing.T) {
+	s, err := Parse([]byte(noRule + "arms: [rl]\npass_rule: {arm: rl, measure: answer_test, min_seeds: 2, medal: bronze}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PassRule.Medal != "bronze" || len(s.PassRule.Versus) != 0 {
+		t.Fatalf("pass rule %+v", s.PassRule)
+	}
+	for medal, rank := range map[string]int{"": 0, "none": 0, "bronze": 1, "silver": 2, "gold": 3} {
+		if got := MedalRank(medal); got != rank {
+			t.Errorf("MedalRank(%q) = %d, want %d", medal, got, rank)
+		}
 	}
 }

@@ -645,6 +645,9 @@ func (ix *index) pass() Table {
 	for _, v := range rule.Versus {
 		t.Header = append(t.Header, "wins vs "+v, rule.Arm+" - "+v+" (by seed)")
 	}
+	if rule.Medal != "" {
+		t.Header = append(t.Header, rule.Medal+" or better")
+	}
 	t.Header = append(t.Header, "result")
 	passed, withData := 0, 0
 	for _, task := range ix.tasks {
@@ -653,6 +656,9 @@ func (ix *index) pass() Table {
 		if !ix.hasData(task) {
 			for range rule.Versus {
 				row = append(row, "-", "-")
+			}
+			if rule.Medal != "" {
+				row = append(row, "-")
 			}
 			t.Rows = append(t.Rows, append(row, "no data"))
 			continue
@@ -671,10 +677,15 @@ func (ix *index) pass() Table {
 			ok = ok && w >= rule.MinSeeds
 			row = append(row, fmt.Sprintf("%d of %d", w, len(ix.seeds)), PairedDiff(ix.seeds, mine, theirs, d).Format(3))
 		}
+		if rule.Medal != "" {
+			m := ix.medalSeeds(task, rule.Arm, g, experiment.MedalRank(rule.Medal))
+			ok = ok && m >= rule.MinSeeds
+			row = append(row, fmt.Sprintf("%d of %d", m, len(ix.seeds)))
+		}
 		switch {
 		case !ix.ran(task, rule.Arm):
 			row = append(row, rule.Arm+" not run")
-		case compared == 0:
+		case compared == 0 && rule.Medal == "":
 			row = append(row, "no versus arm ran")
 		case ok:
 			passed++
@@ -688,11 +699,26 @@ func (ix *index) pass() Table {
 	for range rule.Versus {
 		last = append(last, "", "")
 	}
+	if rule.Medal != "" {
+		last = append(last, "")
+	}
 	t.Rows = append(t.Rows, append(last, fmt.Sprintf("%d of %d with data", passed, withData)))
 	t.Caption = fmt.Sprintf("The spec's pass rule, fixed before the runs: %s. Wins count the seeds where %s's score beats "+
 		"the other arm's on the same seed (a missing or invalid score loses); the paired difference is %s minus the "+
 		"other arm over the seeds where both have a score, mean ± s.e.", ruleText(rule, len(ix.seeds)), rule.Arm, rule.Arm)
 	return t
+}
+
+// medalSeeds counts the seeds where arm's g program, in a done cell, won a medal of at least
+// rank.
+func (ix *index) medalSeeds(task, arm string, g func(experiment.CellRecord) *experiment.Graded, rank int) int {
+	n := 0
+	for _, c := range ix.cells[key{task, arm}] {
+		if c.Status == experiment.StatusDone && experiment.MedalRank(g(c).Medal()) >= rank {
+			n++
+		}
+	}
+	return n
 }
 
 // ruleText says the pass rule in words.
@@ -703,8 +729,16 @@ func ruleText(r experiment.PassRule, seeds int) string {
 	if measure == "" {
 		measure = r.Measure
 	}
-	return fmt.Sprintf("%s passes a task when it beats each of %s on %s in at least %d of the %d seeds",
-		r.Arm, strings.Join(r.Versus, ", "), measure, r.MinSeeds, seeds)
+	medal := ""
+	if r.Medal != "" {
+		medal = fmt.Sprintf(" and that program wins %s or better in at least %d of the %d seeds", r.Medal, r.MinSeeds, seeds)
+	}
+	if len(r.Versus) == 0 {
+		return fmt.Sprintf("%s passes a task when %s wins %s or better in at least %d of the %d seeds",
+			r.Arm, measure, r.Medal, r.MinSeeds, seeds)
+	}
+	return fmt.Sprintf("%s passes a task when it beats each of %s on %s in at least %d of the %d seeds%s",
+		r.Arm, strings.Join(r.Versus, ", "), measure, r.MinSeeds, seeds, medal)
 }
 
 func (ix *index) cellsTable() Table {

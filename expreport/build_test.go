@@ -202,6 +202,46 @@ func TestBudget(t *testing.T) {
 	}
 }
 
+// A medal in the pass rule is an absolute goal: alone (no arm to beat) or on top of the wins.
+// The fixture's leaf rl best programs are gold, silver and none; its answers bronze on seed 1.
+func TestPassRuleMedal(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		versus            []string
+		measure, medal    string
+		minSeeds          int
+		leafMedals        string
+		leafRes, pizzaRes string
+	}{
+		{"answer bronze, 1 of 3, alone", nil, experiment.MeasureAnswerTest, "bronze", 1, "1 of 3", "PASS", "FAIL"},
+		{"answer bronze, 2 of 3, alone", nil, experiment.MeasureAnswerTest, "bronze", 2, "1 of 3", "FAIL", "FAIL"},
+		{"best silver, 2 of 3, and the wins", []string{"static"}, experiment.MeasureBestTest, "silver", 2, "2 of 3", "PASS", "FAIL"},
+		{"best gold, 2 of 3, and the wins", []string{"static"}, experiment.MeasureBestTest, "gold", 2, "1 of 3", "FAIL", "FAIL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := fixtureSpec()
+			spec.PassRule = experiment.PassRule{Arm: "rl", Versus: tc.versus, Measure: tc.measure, MinSeeds: tc.minSeeds, Medal: tc.medal}
+			led := fixtureLedger(spec)
+			r, err := Build(led, fixtureMetrics(led))
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := tc.medal + " or better"
+			checkCells(t, r, []cellCase{
+				{"pass", col, []string{leaf}, tc.leafMedals},
+				{"pass", col, []string{pizza}, "0 of 3"},
+				{"pass", col, []string{spooky}, "-"},
+				{"pass", "result", []string{leaf}, tc.leafRes},
+				{"pass", "result", []string{pizza}, tc.pizzaRes},
+				{"pass", "result", []string{spooky}, "no data"},
+			})
+			if !strings.Contains(r.Table("pass").Caption, tc.medal+" or better in at least") {
+				t.Errorf("the caption does not state the medal: %s", r.Table("pass").Caption)
+			}
+		})
+	}
+}
+
 func TestPassRule(t *testing.T) {
 	for _, tc := range []struct {
 		name              string
