@@ -103,7 +103,8 @@ func (a *Activities) CrossValidate(ctx context.Context, in CrossValidateInput) (
 		out.Reason = "its folds' submissions differ in their columns: " + err.Error()
 		return out, nil
 	}
-	if err := store.Put(ctx, sample.OOF(), oof.CSV()); err != nil {
+	csv := oof.CSV()
+	if err := store.Put(ctx, sample.OOF(), csv); err != nil {
 		return CrossValidateResult{}, err
 	}
 	g, err := a.gradeTable(spec, oof, folds.Answers)
@@ -115,6 +116,7 @@ func (a *Activities) CrossValidate(ctx context.Context, in CrossValidateInput) (
 		return out, nil
 	}
 	out.Score = g.Score
+	out.PredictionsSHA256 = fmt.Sprintf("%x", sha256.Sum256(csv))
 	return out, nil
 }
 

@@ -72,7 +72,8 @@ out = pd.DataFrame({c: [1 / len(classes)] * len(test) for c in classes})
 out.insert(0, 'id', test['id'])
 out.to_csv('submission.csv', index=False)
 `
-	for id, code := range map[string]string{"nearest": nearest, "nearest-copy": nearest, "uniform": uniform, "crash": "raise SystemExit(1)\n"} {
+	twin := "# The same model, written differently.\n" + nearest
+	for id, code := range map[string]string{"nearest": nearest, "nearest-copy": nearest, "nearest-twin": twin, "uniform": uniform, "crash": "raise SystemExit(1)\n"} {
 		store.Put(context.Background(), runstore.Sample(id).Program(), []byte(code))
 	}
 	var cands CandidatesResult
@@ -103,6 +104,14 @@ out.to_csv('submission.csv', index=False)
 		if err != nil || g.Score == nil || math.Abs(*g.Score-*r.Score) > 1e-9 {
 			t.Fatalf("%s: its stored out-of-fold predictions grade %v (%v), result %v", id, g.Score, err, *r.Score)
 		}
+	}
+	// A program whose code differs but whose predictions do not (a comment here; in the
+	// libraries, a hold-out check before a refit on everything) has the same digest, which is
+	// how the workflow leaves it out.
+	var tw CrossValidateResult
+	call(a.CrossValidate, CrossValidateInput{Run: "r", Task: spec.ID, SampleID: "nearest-twin", Folds: folds}, &tw)
+	if d := cv["nearest"].PredictionsSHA256; d == "" || tw.PredictionsSHA256 != d || cv["uniform"].PredictionsSHA256 == d || cv["crash"].PredictionsSHA256 != "" {
+		t.Fatalf("predictions' digests: nearest %q, its twin %q, uniform %q, crash %q", d, tw.PredictionsSHA256, cv["uniform"].PredictionsSHA256, cv["crash"].PredictionsSHA256)
 	}
 	if u := *cv["uniform"].Score; math.Abs(u-math.Log(99)) > 1e-6 {
 		t.Fatalf("the uniform prior's log loss is log 99 = %v, got %v", math.Log(99), u)

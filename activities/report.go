@@ -121,8 +121,14 @@ func graded(o *report.Ours, r grading.Report) {
 // writeAnswer is the report's section on the final answer: every candidate's cross-validation,
 // the members chosen with their weights, and each one's and the blend's test score.
 func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
-	fmt.Fprintf(b, "## Final answer\n\nThe run's best distinct programs (training and evaluation, by their selection score; copies of a better one skipped: %d) were cross-validated on a %d-fold partition of the full public train; greedy ensemble selection (Caruana et al., 2004) weighed them on their out-of-fold predictions; the members were refit on the full public train and their test submissions blended (`%s`). Cross-validation and refits used %.0f sandbox-seconds.\n\n",
-		ans.Duplicates, ans.Folds, runstore.AnswerSubmissionKey, ans.SandboxSeconds)
+	same := 0
+	for _, c := range ans.Candidates {
+		if c.SameAs != "" {
+			same++
+		}
+	}
+	fmt.Fprintf(b, "## Final answer\n\nThe run's best distinct programs (training and evaluation, by their selection score; copies of a better one skipped: %d; left out after cross-validation for repeating a better one's out-of-fold predictions: %d) were cross-validated on a %d-fold partition of the full public train; greedy ensemble selection (Caruana et al., 2004) weighed them on their out-of-fold predictions; the members were refit on the full public train and their test submissions blended (`%s`). Cross-validation and refits used %.0f sandbox-seconds.\n\n",
+		ans.Duplicates, same, ans.Folds, runstore.AnswerSubmissionKey, ans.SandboxSeconds)
 	if ans.Note != "" {
 		fmt.Fprintf(b, "No final answer: %s.\n\n", ans.Note)
 		return

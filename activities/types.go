@@ -317,6 +317,12 @@ type CrossValidateResult struct {
 	FoldScores []float64 `json:"fold_scores,omitempty"`
 	Reason     string    `json:"reason,omitempty"` // why there is no score
 	DurationS  float64   `json:"duration_s"`
+	// PredictionsSHA256 is the digest of the out-of-fold predictions, when scored: programs
+	// that make the same predictions are one candidate.
+	PredictionsSHA256 string `json:"predictions_sha256,omitempty"`
+	// SameAs is the better candidate whose out-of-fold predictions this one repeats; set by
+	// the workflow, which leaves such a candidate out of the ensemble.
+	SameAs string `json:"same_as,omitempty"`
 }
 
 // EnsembleInput asks for greedy ensemble selection over cross-validated programs.

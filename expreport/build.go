@@ -703,9 +703,12 @@ func (ix *index) pass() Table {
 		last = append(last, "")
 	}
 	t.Rows = append(t.Rows, append(last, fmt.Sprintf("%d of %d with data", passed, withData)))
-	t.Caption = fmt.Sprintf("The spec's pass rule, fixed before the runs: %s. Wins count the seeds where %s's score beats "+
-		"the other arm's on the same seed (a missing or invalid score loses); the paired difference is %s minus the "+
-		"other arm over the seeds where both have a score, mean ± s.e.", ruleText(rule, len(ix.seeds)), rule.Arm, rule.Arm)
+	t.Caption = fmt.Sprintf("The spec's pass rule, fixed before the runs: %s.", ruleText(rule, len(ix.seeds)))
+	if len(rule.Versus) > 0 {
+		t.Caption += fmt.Sprintf(" Wins count the seeds where %s's score beats "+
+			"the other arm's on the same seed (a missing or invalid score loses); the paired difference is %s minus the "+
+			"other arm over the seeds where both have a score, mean ± s.e.", rule.Arm, rule.Arm)
+	}
 	return t
 }
 

@@ -17,6 +17,10 @@ import (
 // copies of one program are dropped when the candidates are picked.
 const leadersKept = 32
 
+// distinctTries bounds the programs the final answer cross-validates, as a multiple of its
+// candidates, while it looks for ones whose predictions differ.
+const distinctTries = 3
+
 // addLeader puts l into the leader board (best first; a tie keeps the earlier program first)
 // and keeps the best leadersKept.
 func addLeader(board []activities.Leader, lowerIsBetter bool, l activities.Leader) []activities.Leader {
@@ -57,37 +61,66 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 	for i, l := range board {
 		ids[i] = l.Sample
 	}
+	// Programs that differ only where the model does not (a hold-out check before a refit on
+	// everything, say) make the same predictions, and eight such candidates were measured
+	// holding three models on leaf: since version 1 a candidate whose out-of-fold predictions
+	// equal a better one's is left out and the next distinct program cross-validated in its
+	// place, up to distinctTries times the candidates in all.
+	distinct := workflow.GetVersion(ctx, "answer-distinct-predictions", workflow.DefaultVersion, 1) >= 1
+	ask := in.FinalCandidates
+	if distinct {
+		ask = len(ids)
+	}
 	var cands activities.CandidatesResult
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "pick %d distinct candidates", in.FinalCandidates), r.acts.CandidatePrograms,
-		activities.CandidatesInput{Run: in.Run, IDs: ids, Max: in.FinalCandidates}).Get(ctx, &cands); err != nil {
+		activities.CandidatesInput{Run: in.Run, IDs: ids, Max: ask}).Get(ctx, &cands); err != nil {
 		return nil, err
 	}
 	ans.Duplicates = cands.Duplicates
+	limit := len(cands.IDs)
+	if distinct {
+		limit = min(limit, distinctTries*in.FinalCandidates)
+	}
 
 	// Each candidate runs once per fold, one after another, in one activity.
 	cvOpts := r.opts.execute
 	cvOpts.StartToCloseTimeout = time.Duration(in.FinalFolds) * in.ExecTimeout
-	futures := make([]workflow.Future, len(cands.IDs))
-	for i, id := range cands.IDs {
-		futures[i] = workflow.ExecuteActivity(summarised(ctx, cvOpts, "%d-fold cross-validation of %s", in.FinalFolds, id), r.acts.CrossValidate,
-			activities.CrossValidateInput{Run: in.Run, Task: in.Task, SampleID: id, Folds: in.FinalFolds})
-	}
 	var scored []activities.CrossValidateResult
-	for i, f := range futures {
-		var cv activities.CrossValidateResult
-		if err := f.Get(ctx, &cv); err != nil {
-			var app *temporal.ApplicationError
-			if errors.As(err, &app) && app.Type() == activities.ErrBadInput {
-				ans.Note = "no cross-validation: " + app.Message()
-				return ans, nil
-			}
-			r.logger.Warn("cross-validation did not complete", "sample", cands.IDs[i], "error", err)
-			cv = activities.CrossValidateResult{SampleID: cands.IDs[i], Reason: "cross-validation did not complete: " + err.Error()}
+	samePredictions := map[string]string{} // out-of-fold predictions' digest -> the first program making them
+	kept, tried := 0, 0
+	for kept < in.FinalCandidates && tried < limit {
+		batch := cands.IDs[tried:min(tried+in.FinalCandidates-kept, limit)]
+		tried += len(batch)
+		futures := make([]workflow.Future, len(batch))
+		for i, id := range batch {
+			futures[i] = workflow.ExecuteActivity(summarised(ctx, cvOpts, "%d-fold cross-validation of %s", in.FinalFolds, id), r.acts.CrossValidate,
+				activities.CrossValidateInput{Run: in.Run, Task: in.Task, SampleID: id, Folds: in.FinalFolds})
 		}
-		ans.Candidates = append(ans.Candidates, cv)
-		ans.SandboxSeconds += cv.DurationS
-		if cv.Score != nil {
-			scored = append(scored, cv)
+		for i, f := range futures {
+			var cv activities.CrossValidateResult
+			if err := f.Get(ctx, &cv); err != nil {
+				var app *temporal.ApplicationError
+				if errors.As(err, &app) && app.Type() == activities.ErrBadInput {
+					ans.Note = "no cross-validation: " + app.Message()
+					return ans, nil
+				}
+				r.logger.Warn("cross-validation did not complete", "sample", batch[i], "error", err)
+				cv = activities.CrossValidateResult{SampleID: batch[i], Reason: "cross-validation did not complete: " + err.Error()}
+			}
+			ans.SandboxSeconds += cv.DurationS
+			if distinct && cv.Score != nil && cv.PredictionsSHA256 != "" {
+				if first, ok := samePredictions[cv.PredictionsSHA256]; ok {
+					cv.SameAs, cv.Reason = first, fmt.Sprintf("the same out-of-fold predictions as `%s`: left out", first)
+					ans.Candidates = append(ans.Candidates, cv)
+					continue
+				}
+				samePredictions[cv.PredictionsSHA256] = cv.SampleID
+			}
+			kept++
+			ans.Candidates = append(ans.Candidates, cv)
+			if cv.Score != nil {
+				scored = append(scored, cv)
+			}
 		}
 	}
 	if len(scored) == 0 {

@@ -123,6 +123,70 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	}
 }
 
+// Candidates that repeat a better one's out-of-fold predictions (programs differing only in
+// a hold-out check, say) are left out and the next leaders cross-validated in their place,
+// until the answer holds its candidates or has tried three times as many.
+func TestFinalAnswerLeavesOutCandidatesThatRepeatABetterOnesPredictions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		same map[int]string // leader rank -> predictions shared with the other ranks of the name
+		// cross-validated and kept, as leader ranks
+		tried, kept []int
+	}{
+		{"three batches", map[int]string{0: "A", 1: "A", 2: "A", 3: "B", 4: "A", 5: "C"}, []int{0, 1, 2, 3, 4, 5}, []int{0, 3, 5}},
+		{"every program the same", map[int]string{0: "A", 1: "A", 2: "A", 3: "A", 4: "A", 5: "A", 6: "A", 7: "A", 8: "A", 9: "A", 10: "A"},
+			[]int{0, 1, 2, 3, 4, 5, 6, 7, 8}, []int{0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRun{}
+			f.predictions = func(id string) string {
+				i := slices.Index(f.candidates[0], id)
+				if p, ok := tc.same[i]; ok {
+					return p
+				}
+				return "own-" + id
+			}
+			env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
+			in := input()
+			in.FinalCandidates, in.FinalFolds = 3, 4
+			env.ExecuteWorkflow(Train, in)
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			var res TrainResult
+			env.GetWorkflowResult(&res)
+			board := f.candidates[0]
+			if len(board) < 11 {
+				t.Fatalf("the fake run's leader board is too short for the test: %v", board)
+			}
+			ranks := func(ids []string) []int {
+				var out []int
+				for _, id := range ids {
+					out = append(out, slices.Index(board, id))
+				}
+				slices.Sort(out)
+				return out
+			}
+			if got := ranks(f.crossVal); !slices.Equal(got, tc.tried) {
+				t.Fatalf("cross-validated leaders %v, want %v", got, tc.tried)
+			}
+			if got := ranks(f.ensembled); !slices.Equal(got, tc.kept) {
+				t.Fatalf("ensembled leaders %v, want %v", got, tc.kept)
+			}
+			a := res.Answer
+			if len(a.Candidates) != len(tc.tried) || a.SandboxSeconds < 2*float64(len(tc.tried)) {
+				t.Fatalf("every cross-validation must be recorded and paid for: %d candidates, %v sandbox-seconds", len(a.Candidates), a.SandboxSeconds)
+			}
+			for _, c := range a.Candidates {
+				left := !slices.Contains(tc.kept, slices.Index(board, c.SampleID))
+				if left != (c.SameAs == board[0]) || left != strings.Contains(c.Reason, "same out-of-fold predictions") {
+					t.Fatalf("candidate %s: same as %q, reason %q", c.SampleID, c.SameAs, c.Reason)
+				}
+			}
+		})
+	}
+}
+
 // A member whose refit on the full train writes nothing (it passed every fold, then crashed)
 // must not sink the answer: the ensemble is chosen again without it.
 func TestFinalAnswerChoosesAgainWithoutAMemberWhoseRefitFailed(t *testing.T) {

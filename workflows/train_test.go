@@ -48,6 +48,9 @@ type fakeRun struct {
 	ensembled  []string
 	blended    *activities.FinalAnswer
 	cvErr      error                          // CrossValidate's error, when set
+	// predictions is each program's out-of-fold predictions' digest, when set (else each
+	// program's own).
+	predictions func(id string) string
 	states     map[string]activities.RunState // SaveState's store
 	calls      int                            // activity executions
 	maxCalls   int                            // the most activity executions in one segment
@@ -154,7 +157,11 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			if f.cvErr != nil {
 				return activities.CrossValidateResult{}, f.cvErr
 			}
-			return activities.CrossValidateResult{SampleID: in.SampleID, Score: score(in.SampleID), DurationS: 2}, nil
+			digest := "oof-" + in.SampleID
+			if f.predictions != nil {
+				digest = f.predictions(in.SampleID)
+			}
+			return activities.CrossValidateResult{SampleID: in.SampleID, Score: score(in.SampleID), DurationS: 2, PredictionsSHA256: digest}, nil
 		})
 	env.OnActivity(a.SelectEnsemble, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.EnsembleInput) (activities.EnsembleResult, error) {
