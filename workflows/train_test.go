@@ -47,13 +47,13 @@ type fakeRun struct {
 	cvTimeout  time.Duration
 	ensembled  []string
 	blended    *activities.FinalAnswer
-	cvErr      error                          // CrossValidate's error, when set
+	cvErr      error // CrossValidate's error, when set
 	// predictions is each program's out-of-fold predictions' digest, when set (else each
 	// program's own).
 	predictions func(id string) string
-	states     map[string]activities.RunState // SaveState's store
-	calls      int                            // activity executions
-	maxCalls   int                            // the most activity executions in one segment
+	states      map[string]activities.RunState // SaveState's store
+	calls       int                            // activity executions
+	maxCalls    int                            // the most activity executions in one segment
 	// noticeLost is, per activity type, the longest a dead worker's attempt could hold the run:
 	// the heartbeat timeout when there is one, else the start-to-close timeout.
 	noticeLost map[string]time.Duration
