@@ -33,8 +33,9 @@ var TabularClassification = register(&Library{
 		}},
 		// Scaling before a linear model is the common habit, not the exception. On leaf's public
 		// train (5-fold CV) the scaled logistic regressions were the strongest programs
-		// (power 0.031, log1p 0.038, standard 0.039 at C=1000) and the old priors (none 6,
-		// standard 2, power 1, logreg 2) drew one in about 100 at the warm start.
+		// (power 0.031, log1p 0.038, standard 0.039 at C=1000), and the old priors (none 6,
+		// standard 2, power 1; logreg 2) drew one at C >= 10 in about 100 programs
+		// (experiment leafpriors in benchmarks/RESULTS.md).
 		{"transform", []Option{
 			{"none", "", 4},
 			{"standard", "Standardise the features.", 4},
