@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,7 +112,7 @@ pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}
 	out, err := exec.CommandContext(ctx, bin, "experiment", "resume", dir).CombinedOutput()
 	if err != nil {
 		first, _ := os.ReadFile(filepath.Join(tmp, "first.log"))
-		t.Fatalf("experiment resume: %v\n%s\nfirst run:\n%s", err, out, first)
+		t.Fatalf("experiment resume: %v\n%s\nfirst run:\n%s\n%s", err, out, first, resumeDiagnosis(dir))
 	}
 	l, err := activities.ReadLedger(dir)
 	if err != nil {
@@ -180,6 +181,37 @@ func TestExperimentRefusesBadSpecs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resumeDiagnosis is what a failed resume leaves to read: the ledger's cells, each unfinished
+// cell's samples and their results, and the end of the worker's log (what it last retried).
+func resumeDiagnosis(dir string) string {
+	var b strings.Builder
+	if l, err := activities.ReadLedger(dir); err == nil {
+		for _, c := range l.Cells {
+			fmt.Fprintf(&b, "cell %s: %s %s\n", c.Run, c.Status, c.Reason)
+			if c.Status != experiment.StatusRunning {
+				continue
+			}
+			run := runstore.ExperimentRunDir(dir, c.Run)
+			all, _ := filepath.Glob(filepath.Join(run, runstore.SamplesDir, "*"))
+			results, _ := filepath.Glob(filepath.Join(run, runstore.Sample("*").Result()))
+			fmt.Fprintf(&b, "  %d samples, %d with results; checkpoints: %v\n", len(all), len(results), globNames(filepath.Join(run, runstore.CheckpointsDir, "*")))
+		}
+	}
+	if log, err := os.ReadFile(filepath.Join(dir, "worker.log")); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+		fmt.Fprintf(&b, "worker.log, last %d of %d lines:\n%s\n", min(len(lines), 60), len(lines), strings.Join(lines[max(0, len(lines)-60):], "\n"))
+	}
+	return b.String()
+}
+
+func globNames(pattern string) []string {
+	m, _ := filepath.Glob(pattern)
+	for i := range m {
+		m[i] = filepath.Base(m[i])
+	}
+	return m
 }
 
 func writeFile(t *testing.T, path, body string) {
