@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +52,7 @@ func NewLocal(python string, unsafe bool) (*Local, error) {
 	}
 	if os.Geteuid() == 0 {
 		cleanStaleWorkspaces()
+		cleanStaleCgroups()
 	}
 	if err := l.probe(); err != nil {
 		return nil, fmt.Errorf("the bubblewrap sandbox cannot run a trivial program on this machine (%v): if bwrap cannot create its namespaces, enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces>0); or pass --unsafe-no-sandbox to run agents' programs unsandboxed", err)
@@ -225,7 +227,10 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 	if ws != nil {
 		cmd.Dir = "/"
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: should this process die (a worker killed mid-run), the kernel kills the
+	// sandbox's first process (unshare, whose --kill-child then ends the program's pid
+	// namespace; or bwrap itself, or the unsafe python): a program never outlives its worker.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if l.Unsafe {
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + spec.WorkDir, "OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MPLCONFIGDIR=" + spec.WorkDir}
 	}
@@ -233,20 +238,31 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 	cmd.Stdout, cmd.Stderr = out, out
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		cg.destroyOrWarn()
-		return Result{}, fmt.Errorf("starting sandbox: %w", err)
-	}
+	started := make(chan error, 1)
 	done := make(chan error, 1)
 	var waited sync.Mutex // held while the group may be signalled; exited once reaped
 	exited := false
 	go func() {
+		// The parent-death signal fires when the thread that forked the child ends, not the
+		// process: this goroutine holds its thread until the child is reaped, so the Go runtime
+		// never retires it (nor lends it to a goroutine that might) while the program runs.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		err := cmd.Wait()
 		waited.Lock()
 		exited = true
 		waited.Unlock()
 		done <- err
 	}()
+	if err := <-started; err != nil {
+		cg.destroyOrWarn()
+		return Result{}, fmt.Errorf("starting sandbox: %w", err)
+	}
 	killGroup := func() {
 		waited.Lock()
 		defer waited.Unlock()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -220,10 +221,12 @@ func TestSandboxOutOfMemory(t *testing.T) {
 }
 
 // ourCgroupRuns lists this process's run groups left in the cgroup hierarchies.
-func ourCgroupRuns(t *testing.T) []string {
-	t.Helper()
+func ourCgroupRuns(t *testing.T) []string { return cgroupRunsOf(os.Getpid()) }
+
+// cgroupRunsOf lists the groups of the runs process pid started.
+func cgroupRunsOf(pid int) []string {
 	var left []string
-	prefix := fmt.Sprintf("mlerl-%d-", os.Getpid())
+	prefix := fmt.Sprintf("mlerl-%d-", pid)
 	filepath.WalkDir(cgroupFS, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
@@ -420,5 +423,78 @@ func TestV2Parent(t *testing.T) {
 	set(own, "memory")
 	if got := v2Parent("/a/b"); got != "" {
 		t.Errorf("nothing delegates both: got %q, want none (rlimits)", got)
+	}
+}
+
+// orphanHelperEnv makes TestProgramDiesWithItsWorker the worker it kills: it runs one program
+// that starts `sleep MARKER` and waits.
+const orphanHelperEnv = "MLERL_SANDBOX_ORPHAN_HELPER"
+
+// TestProgramDiesWithItsWorker: a worker killed mid-run (SIGKILL: no deferred cleanup runs)
+// takes its program and the program's children with it, and the next sandbox started removes
+// the run's cgroup it left.
+func TestProgramDiesWithItsWorker(t *testing.T) {
+	if marker := os.Getenv(orphanHelperEnv); marker != "" {
+		sb, err := NewLocal("/usr/bin/python3", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, sb, fmt.Sprintf("import subprocess\nprint('started', flush=True)\nsubprocess.run(['sleep', '%s'])", marker),
+			Limits{Wall: 5 * time.Minute, MemoryBytes: 512 << 20, Processes: 32, OutputBytes: 4096})
+		t.Fatal("the program ended before its worker was killed")
+	}
+	marker := fmt.Sprintf("%d.%06d", 3000+os.Getpid()%1000, time.Now().UnixNano()%1000000)
+	sleeping := func() []int {
+		var pids []int
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if pid, perr := strconv.Atoi(e.Name()); perr == nil && err == nil && string(b) == "sleep\x00"+marker+"\x00" {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	var out strings.Builder
+	worker := exec.Command(os.Args[0], "-test.run=^TestProgramDiesWithItsWorker$", "-test.count=1")
+	worker.Env = append(os.Environ(), orphanHelperEnv+"="+marker, "TMPDIR="+t.TempDir())
+	worker.Stdout, worker.Stderr = &out, &out
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { worker.Wait(); close(exited) }()
+	for deadline := time.Now().Add(time.Minute); len(sleeping()) == 0; time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("the worker ended before its program started:\n%s", out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			worker.Process.Kill()
+			t.Fatalf("the program did not start in a minute:\n%s", out.String())
+		}
+	}
+	worker.Process.Kill()
+	<-exited
+	deadline := time.Now().Add(10 * time.Second)
+	for len(sleeping()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := sleeping(); len(left) > 0 {
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatalf("the program's child (pids %v) outlived its killed worker by 10 s", left)
+	}
+	if os.Geteuid() != 0 {
+		return // no cgroup is created
+	}
+	if len(cgroupRunsOf(worker.Process.Pid)) == 0 {
+		t.Fatal("the killed worker left no cgroup: nothing for the next sandbox to clean")
+	}
+	newTestSandbox(t)
+	if left := cgroupRunsOf(worker.Process.Pid); len(left) > 0 {
+		t.Errorf("a new sandbox left the killed worker's cgroups in place: %v", left)
 	}
 }

@@ -321,3 +321,40 @@ func (c *cgroup) remove() {
 		os.Remove(d)
 	}
 }
+
+// cleanStaleCgroups ends whatever is left in the groups of processes that are gone, then
+// removes the groups: a platform killed mid-run leaves its runs' groups behind, and with them
+// any process that escaped the parent-death signal. Groups of live processes are left alone.
+func cleanStaleCgroups() {
+	pids, mem, unified := cgroupParents()
+	stale := map[string]*cgroup{} // by name: v1 spreads one run over two hierarchies
+	for _, parent := range []string{unified, pids, mem} {
+		if parent == "" {
+			continue
+		}
+		entries, _ := os.ReadDir(parent)
+		for _, e := range entries {
+			var pid, n int
+			if c, _ := fmt.Sscanf(e.Name(), "mlerl-%d-%d", &pid, &n); c != 2 || !e.IsDir() || pid == os.Getpid() {
+				continue
+			}
+			if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+				continue // alive (or a reused pid: left for a later start)
+			}
+			cg := stale[e.Name()]
+			if cg == nil {
+				cg = &cgroup{v2: parent == unified}
+				stale[e.Name()] = cg
+			}
+			d := filepath.Join(parent, e.Name())
+			cg.dirs = append(cg.dirs, d)
+			cg.procsFiles = append(cg.procsFiles, filepath.Join(d, "cgroup.procs"))
+			cg.memDir = d
+		}
+	}
+	for _, cg := range stale {
+		if err := cg.destroy(); err != nil {
+			fmt.Fprintf(os.Stderr, "WARNING: sandbox: removing a stale cgroup: %v\n", err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,9 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -62,7 +65,7 @@ type Docker struct {
 // and that a trivial program runs in it with every restriction applied.
 func NewDocker(ctx context.Context, o DockerOptions) (*Docker, error) {
 	d := &Docker{cli: o.Client, image: o.Image, python: o.Python, uid: o.UID, gid: o.GID,
-		labels: map[string]string{DockerLabel: "1"}}
+		labels: map[string]string{DockerLabel: "1", ownerLabel: ownerOf(os.Getpid())}}
 	for k, v := range o.Labels {
 		d.labels[k] = v
 	}
@@ -94,6 +97,7 @@ func NewDocker(ctx context.Context, o DockerOptions) (*Docker, error) {
 		if os.Geteuid() == 0 {
 			cleanStaleWorkspaces()
 		}
+		removeOrphanContainers(ctx, d.cli)
 		err = d.probe(ctx)
 	}
 	if err != nil && o.Client == nil {
@@ -433,6 +437,42 @@ func (d *Docker) remove(id string) {
 	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !client.IsErrNotFound(err) {
 		fmt.Fprintf(os.Stderr, "WARNING: docker sandbox: removing container %s: %v (remove it with `docker rm -f %s`)\n", id[:12], err, id[:12])
+	}
+}
+
+// ownerLabel names the process that started a container: host and pid. A worker killed
+// mid-run cannot remove its containers, and the engine keeps running them (a program's wall
+// clock is kept by the worker), so the next sandbox started on the host removes them.
+const ownerLabel = "mlerl.sandbox.owner"
+
+func ownerOf(pid int) string {
+	host, _ := os.Hostname()
+	return host + "/" + strconv.Itoa(pid)
+}
+
+// removeOrphanContainers force-removes the sandbox containers whose owner on this host is gone.
+// Containers of live processes, and of other hosts sharing the engine, are left alone.
+func removeOrphanContainers(ctx context.Context, cli *client.Client) {
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", DockerLabel+"=1"))})
+	if err != nil {
+		return // the probe that follows reports an engine that does not answer
+	}
+	host, _ := os.Hostname()
+	for _, c := range list {
+		owner, pidText, ok := strings.Cut(c.Labels[ownerLabel], "/")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || owner != host || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+			continue // alive (or a reused pid: left for a later start)
+		}
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err = cli.ContainerRemove(rctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		cancel()
+		if err != nil && !client.IsErrNotFound(err) {
+			fmt.Fprintf(os.Stderr, "WARNING: docker sandbox: removing the orphan container %s of a dead worker: %v\n", c.ID[:12], err)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -198,6 +199,39 @@ func TestDockerRemovesContainers(t *testing.T) {
 			t.Fatalf("want the partial output promptly, got %+v after %s", res, time.Since(start))
 		}
 		env.requireNoContainers(t)
+	})
+	// A worker killed mid-run leaves its container running; the next sandbox started on the
+	// host removes it, and leaves a live worker's alone.
+	t.Run("a dead worker's container", func(t *testing.T) {
+		dead := exec.Command("true")
+		if err := dead.Run(); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		start := func(owner int) string {
+			labels := map[string]string{DockerLabel: "1", testLabel: env.label, ownerLabel: ownerOf(owner)}
+			c, err := env.cli.ContainerCreate(ctx, &container.Config{Image: env.sb.image, Cmd: []string{"sleep", "600"}, Labels: labels},
+				&container.HostConfig{NetworkMode: "none"}, nil, nil, containerName())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := env.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			return c.ID
+		}
+		orphan, live := start(dead.Process.Pid), start(os.Getppid())
+		defer env.sb.remove(live)
+		if _, err := NewDocker(ctx, DockerOptions{Image: env.sb.image, Client: env.cli}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.cli.ContainerInspect(ctx, orphan); !client.IsErrNotFound(err) {
+			env.sb.remove(orphan)
+			t.Errorf("the dead worker's container is still there (%v)", err)
+		}
+		if c, err := env.cli.ContainerInspect(ctx, live); err != nil || !c.State.Running {
+			t.Errorf("a live worker's container was stopped or removed: %v", err)
+		}
 	})
 }
 
