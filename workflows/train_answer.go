@@ -82,46 +82,9 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 		limit = min(limit, distinctTries*in.FinalCandidates)
 	}
 
-	// Each candidate runs once per fold, one after another, in one activity.
-	cvOpts := r.opts.execute
-	cvOpts.StartToCloseTimeout = time.Duration(in.FinalFolds) * in.ExecTimeout
-	var scored []activities.CrossValidateResult
-	samePredictions := map[string]string{} // out-of-fold predictions' digest -> the first program making them
-	kept, tried := 0, 0
-	for kept < in.FinalCandidates && tried < limit {
-		batch := cands.IDs[tried:min(tried+in.FinalCandidates-kept, limit)]
-		tried += len(batch)
-		futures := make([]workflow.Future, len(batch))
-		for i, id := range batch {
-			futures[i] = workflow.ExecuteActivity(summarised(ctx, cvOpts, "%d-fold cross-validation of %s", in.FinalFolds, id), r.acts.CrossValidate,
-				activities.CrossValidateInput{Run: in.Run, Task: in.Task, SampleID: id, Folds: in.FinalFolds})
-		}
-		for i, f := range futures {
-			var cv activities.CrossValidateResult
-			if err := f.Get(ctx, &cv); err != nil {
-				var app *temporal.ApplicationError
-				if errors.As(err, &app) && app.Type() == activities.ErrBadInput {
-					ans.Note = "no cross-validation: " + app.Message()
-					return ans, nil
-				}
-				r.logger.Warn("cross-validation did not complete", "sample", batch[i], "error", err)
-				cv = activities.CrossValidateResult{SampleID: batch[i], Reason: "cross-validation did not complete: " + err.Error()}
-			}
-			ans.SandboxSeconds += cv.DurationS
-			if distinct && cv.Score != nil && cv.PredictionsSHA256 != "" {
-				if first, ok := samePredictions[cv.PredictionsSHA256]; ok {
-					cv.SameAs, cv.Reason = first, fmt.Sprintf("the same out-of-fold predictions as `%s`: left out", first)
-					ans.Candidates = append(ans.Candidates, cv)
-					continue
-				}
-				samePredictions[cv.PredictionsSHA256] = cv.SampleID
-			}
-			kept++
-			ans.Candidates = append(ans.Candidates, cv)
-			if cv.Score != nil {
-				scored = append(scored, cv)
-			}
-		}
+	scored := r.crossValidateCandidates(ctx, ans, cands.IDs[:limit], distinct)
+	if ans.Note != "" {
+		return ans, nil
 	}
 	if len(scored) == 0 {
 		ans.Note = "no candidate made valid out-of-fold predictions"
@@ -166,6 +129,57 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 	}
 	ans.Test = &test
 	return ans, nil
+}
+
+// crossValidateCandidates cross-validates ids in order, a batch at a time, until
+// FinalCandidates programs are kept or ids run out, adding every result to ans.Candidates and
+// its sandbox time to ans's. With distinct, a program whose out-of-fold predictions repeat an
+// earlier one's is recorded but not kept. It returns the kept programs that have a score; a
+// task that cannot be cross-validated sets ans.Note instead.
+func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities.FinalAnswer, ids []string, distinct bool) []activities.CrossValidateResult {
+	in := r.in
+	// Each candidate runs once per fold, one after another, in one activity.
+	cvOpts := r.opts.execute
+	cvOpts.StartToCloseTimeout = time.Duration(in.FinalFolds) * in.ExecTimeout
+	var scored []activities.CrossValidateResult
+	samePredictions := map[string]string{} // out-of-fold predictions' digest -> the first program making them
+	kept, tried := 0, 0
+	for kept < in.FinalCandidates && tried < len(ids) {
+		batch := ids[tried:min(tried+in.FinalCandidates-kept, len(ids))]
+		tried += len(batch)
+		futures := make([]workflow.Future, len(batch))
+		for i, id := range batch {
+			futures[i] = workflow.ExecuteActivity(summarised(ctx, cvOpts, "%d-fold cross-validation of %s", in.FinalFolds, id), r.acts.CrossValidate,
+				activities.CrossValidateInput{Run: in.Run, Task: in.Task, SampleID: id, Folds: in.FinalFolds})
+		}
+		for i, f := range futures {
+			var cv activities.CrossValidateResult
+			if err := f.Get(ctx, &cv); err != nil {
+				var app *temporal.ApplicationError
+				if errors.As(err, &app) && app.Type() == activities.ErrBadInput {
+					ans.Note = "no cross-validation: " + app.Message()
+					return nil
+				}
+				r.logger.Warn("cross-validation did not complete", "sample", batch[i], "error", err)
+				cv = activities.CrossValidateResult{SampleID: batch[i], Reason: "cross-validation did not complete: " + err.Error()}
+			}
+			ans.SandboxSeconds += cv.DurationS
+			if distinct && cv.Score != nil && cv.PredictionsSHA256 != "" {
+				if first, ok := samePredictions[cv.PredictionsSHA256]; ok {
+					cv.SameAs, cv.Reason = first, fmt.Sprintf("the same out-of-fold predictions as `%s`: left out", first)
+					ans.Candidates = append(ans.Candidates, cv)
+					continue
+				}
+				samePredictions[cv.PredictionsSHA256] = cv.SampleID
+			}
+			kept++
+			ans.Candidates = append(ans.Candidates, cv)
+			if cv.Score != nil {
+				scored = append(scored, cv)
+			}
+		}
+	}
+	return scored
 }
 
 // selectAndRefit weighs the scored candidates by greedy ensemble selection and refits each
