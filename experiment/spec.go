@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"mlerl/report"
 )
 
 // Spec is an experiment, as written in its YAML file.
@@ -63,6 +65,10 @@ type PassRule struct {
 	// Medal (bronze, silver or gold) makes the rule an absolute goal too: an experiment of one
 	// arm names no Versus and a medal.
 	Medal string `yaml:"medal,omitempty" json:"medal,omitempty"`
+	// Paper names a system of the paper's Table 1 (e.g. "Qwen2.5-3B RL"): the Measure program
+	// must also score at or better than that system's mean on the task in at least MinSeeds
+	// seeds. Like Medal, it is an absolute goal an experiment of one arm can name.
+	Paper string `yaml:"paper,omitempty" json:"paper,omitempty"`
 }
 
 // MedalRank orders medals: 0 for none (or an unknown name), then bronze, silver, gold.
@@ -244,8 +250,10 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("field pass_rule.min_seeds: %d must be between 1 and the number of seeds (%d)", r.MinSeeds, len(s.Seeds))
 	case r.Medal != "" && MedalRank(r.Medal) == 0:
 		return fmt.Errorf("field pass_rule.medal: must be bronze, silver or gold, got %q", r.Medal)
-	case len(r.Versus) == 0 && r.Medal == "":
-		return errors.New("field pass_rule: name the arms to beat (versus) or a medal to win (medal), or the rule cannot fail")
+	case len(r.Versus) == 0 && r.Medal == "" && r.Paper == "":
+		return errors.New("field pass_rule: name the arms to beat (versus), a medal to win (medal) or the paper's system to match (paper), or the rule cannot fail")
+	case r.Paper != "" && !paperHasSystem(r.Paper, s.Tasks):
+		return fmt.Errorf("field pass_rule.paper: the paper's Table 1 has no %q score for any of the spec's tasks: name a system as paper_tables.csv spells it, e.g. %q", r.Paper, "Qwen2.5-3B RL")
 	}
 	for _, v := range r.Versus {
 		if arms[v].Name == "" || v == r.Arm {
@@ -334,4 +342,28 @@ func (s Spec) Cells() []Cell {
 // RunName is a cell's run name.
 func RunName(task, arm string, seed uint64) string {
 	return fmt.Sprintf("%s-%s-s%d", task, arm, seed)
+}
+
+// paperHasSystem says whether the paper's Table 1 scores system on at least one of tasks.
+func paperHasSystem(system string, tasks []string) bool {
+	for _, task := range tasks {
+		if _, ok := PaperScore(task, system); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// PaperScore is system's mean on task in the paper's Table 1.
+func PaperScore(task, system string) (float64, bool) {
+	bs, err := report.Baselines(task)
+	if err != nil {
+		return 0, false
+	}
+	for _, b := range bs {
+		if b.Table == "table1" && b.System == system && b.Mean != nil {
+			return *b.Mean, true
+		}
+	}
+	return 0, false
 }

@@ -92,6 +92,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"pass rule on a missing arm", strings.Replace(base, "arm: rl,", "arm: ppo,", 1) + "arms: [rl, static]\n", `field pass_rule.arm: "ppo"`},
 		{"pass rule against itself", strings.Replace(base, "versus: [static]", "versus: [rl]", 1) + "arms: [rl, static]\n", "field pass_rule.versus"},
 		{"pass rule measure", strings.Replace(base, "best_test", "mean", 1) + "arms: [rl, static]\n", "field pass_rule.measure"},
+		{"pass rule paper", strings.Replace(base, "min_seeds: 1", "min_seeds: 1, paper: Qwen-RL", 1) + "arms: [rl, static]\n", `field pass_rule.paper: the paper's Table 1 has no "Qwen-RL" score`},
 		{"pass rule medal", strings.Replace(base, "min_seeds: 1", "min_seeds: 1, medal: platinum", 1) + "arms: [rl, static]\n", `field pass_rule.medal: must be bronze, silver or gold, got "platinum"`},
 		{"pass rule that cannot fail", strings.Replace(base, "versus: [static]", "versus: []", 1) + "arms: [rl, static]\n", "or the rule cannot fail"},
 		{"pass rule needs more seeds than run", strings.Replace(base, "min_seeds: 1", "min_seeds: 3", 1) + "arms: [rl, static]\n", "field pass_rule.min_seeds"},
@@ -128,6 +129,13 @@ func TestPassRuleOfOneArmNamesAMedal(t *testing.T) {
 	}
 	if s.PassRule.Medal != "bronze" || len(s.PassRule.Versus) != 0 {
 		t.Fatalf("pass rule %+v", s.PassRule)
+	}
+	s, err = Parse([]byte(noRule + "arms: [rl]\npass_rule: {arm: rl, measure: answer_test, min_seeds: 2, paper: Qwen2.5-3B RL}\n"))
+	if err != nil || s.PassRule.Paper != "Qwen2.5-3B RL" {
+		t.Fatalf("a rule of one arm naming the paper's system: %v %+v", err, s.PassRule)
+	}
+	if v, ok := PaperScore("leaf-classification", "Qwen2.5-3B RL"); !ok || v != 0.124 {
+		t.Errorf("PaperScore(leaf, Qwen2.5-3B RL) = %v %v, want 0.124 from Table 1", v, ok)
 	}
 	for medal, rank := range map[string]int{"": 0, "none": 0, "bronze": 1, "silver": 2, "gold": 3} {
 		if got := MedalRank(medal); got != rank {

@@ -648,6 +648,9 @@ func (ix *index) pass() Table {
 	if rule.Medal != "" {
 		t.Header = append(t.Header, rule.Medal+" or better")
 	}
+	if rule.Paper != "" {
+		t.Header = append(t.Header, "at or better than the paper's "+rule.Paper)
+	}
 	t.Header = append(t.Header, "result")
 	passed, withData := 0, 0
 	for _, task := range ix.tasks {
@@ -658,6 +661,9 @@ func (ix *index) pass() Table {
 				row = append(row, "-", "-")
 			}
 			if rule.Medal != "" {
+				row = append(row, "-")
+			}
+			if rule.Paper != "" {
 				row = append(row, "-")
 			}
 			t.Rows = append(t.Rows, append(row, "no data"))
@@ -682,10 +688,20 @@ func (ix *index) pass() Table {
 			ok = ok && m >= rule.MinSeeds
 			row = append(row, fmt.Sprintf("%d of %d", m, len(ix.seeds)))
 		}
+		if rule.Paper != "" {
+			if ref, found := experiment.PaperScore(task, rule.Paper); found {
+				n := ix.atOrBetterSeeds(mine, ref, d)
+				ok = ok && n >= rule.MinSeeds
+				row = append(row, fmt.Sprintf("%d of %d (paper %s)", n, len(ix.seeds), num(ref, 3)))
+			} else {
+				ok = false // a goal that cannot be checked is not met
+				row = append(row, "no paper score")
+			}
+		}
 		switch {
 		case !ix.ran(task, rule.Arm):
 			row = append(row, rule.Arm+" not run")
-		case compared == 0 && rule.Medal == "":
+		case compared == 0 && rule.Medal == "" && rule.Paper == "":
 			row = append(row, "no versus arm ran")
 		case ok:
 			passed++
@@ -700,6 +716,9 @@ func (ix *index) pass() Table {
 		last = append(last, "", "")
 	}
 	if rule.Medal != "" {
+		last = append(last, "")
+	}
+	if rule.Paper != "" {
 		last = append(last, "")
 	}
 	t.Rows = append(t.Rows, append(last, fmt.Sprintf("%d of %d with data", passed, withData)))
@@ -724,6 +743,17 @@ func (ix *index) medalSeeds(task, arm string, g func(experiment.CellRecord) *exp
 	return n
 }
 
+// atOrBetterSeeds counts the seeds whose score is at or better than ref in direction d.
+func (ix *index) atOrBetterSeeds(scores map[uint64]*float64, ref float64, d Direction) int {
+	n := 0
+	for _, seed := range ix.seeds {
+		if v := scores[seed]; v != nil && !d.Better(ref, *v) {
+			n++
+		}
+	}
+	return n
+}
+
 // ruleText says the pass rule in words.
 func ruleText(r experiment.PassRule, seeds int) string {
 	measure := map[string]string{experiment.MeasureBestTest: "the best training program's test score (best_test)",
@@ -732,16 +762,23 @@ func ruleText(r experiment.PassRule, seeds int) string {
 	if measure == "" {
 		measure = r.Measure
 	}
-	medal := ""
+	var goals []string
 	if r.Medal != "" {
-		medal = fmt.Sprintf(" and that program wins %s or better in at least %d of the %d seeds", r.Medal, r.MinSeeds, seeds)
+		goals = append(goals, fmt.Sprintf("wins %s or better", r.Medal))
+	}
+	if r.Paper != "" {
+		goals = append(goals, fmt.Sprintf("scores at or better than the paper's %s (Table 1)", r.Paper))
 	}
 	if len(r.Versus) == 0 {
-		return fmt.Sprintf("%s passes a task when %s wins %s or better in at least %d of the %d seeds",
-			r.Arm, measure, r.Medal, r.MinSeeds, seeds)
+		return fmt.Sprintf("%s passes a task when %s %s in at least %d of the %d seeds",
+			r.Arm, measure, strings.Join(goals, " and "), r.MinSeeds, seeds)
+	}
+	also := ""
+	if len(goals) > 0 {
+		also = fmt.Sprintf(" and that program %s in at least %d of the %d seeds", strings.Join(goals, " and "), r.MinSeeds, seeds)
 	}
 	return fmt.Sprintf("%s passes a task when it beats each of %s on %s in at least %d of the %d seeds%s",
-		r.Arm, strings.Join(r.Versus, ", "), measure, r.MinSeeds, seeds, medal)
+		r.Arm, strings.Join(r.Versus, ", "), measure, r.MinSeeds, seeds, also)
 }
 
 func (ix *index) cellsTable() Table {

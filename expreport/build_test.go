@@ -242,6 +242,47 @@ func TestPassRuleMedal(t *testing.T) {
 	}
 }
 
+// TestPassRulePaper: a rule naming the paper's system counts the seeds at or better than its
+// Table 1 mean, in the task's direction (leaf's RL 0.124 lower; pizza's 0.663 higher).
+func TestPassRulePaper(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		versus                []string
+		measure, medal        string
+		minSeeds              int
+		leafCount, pizzaCount string
+		leafRes, pizzaRes     string
+	}{
+		// best: leaf 0.1, 0.2, 0.3; pizza 0.70, 0.60, 0.65
+		{"best, 1 of 3", nil, experiment.MeasureBestTest, "", 1, "1 of 3 (paper 0.124)", "1 of 3 (paper 0.663)", "PASS", "PASS"},
+		{"best, 2 of 3", nil, experiment.MeasureBestTest, "", 2, "1 of 3 (paper 0.124)", "1 of 3 (paper 0.663)", "FAIL", "FAIL"},
+		// the answer: leaf 0.08, 0.18, 0.28 with one bronze; pizza 0.68, 0.58, 0.63
+		{"answer and a medal", nil, experiment.MeasureAnswerTest, "bronze", 1, "1 of 3 (paper 0.124)", "1 of 3 (paper 0.663)", "PASS", "FAIL"},
+		{"best and the wins", []string{"static"}, experiment.MeasureBestTest, "", 1, "1 of 3 (paper 0.124)", "1 of 3 (paper 0.663)", "PASS", "PASS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := fixtureSpec()
+			spec.PassRule = experiment.PassRule{Arm: "rl", Versus: tc.versus, Measure: tc.measure, MinSeeds: tc.minSeeds, Medal: tc.medal, Paper: "Qwen2.5-3B RL"}
+			led := fixtureLedger(spec)
+			r, err := Build(led, fixtureMetrics(led))
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := "at or better than the paper's Qwen2.5-3B RL"
+			checkCells(t, r, []cellCase{
+				{"pass", col, []string{leaf}, tc.leafCount},
+				{"pass", col, []string{pizza}, tc.pizzaCount},
+				{"pass", col, []string{spooky}, "-"},
+				{"pass", "result", []string{leaf}, tc.leafRes},
+				{"pass", "result", []string{pizza}, tc.pizzaRes},
+			})
+			if !strings.Contains(r.Table("pass").Caption, "at or better than the paper's Qwen2.5-3B RL (Table 1) in at least") {
+				t.Errorf("the caption does not state the paper's goal: %s", r.Table("pass").Caption)
+			}
+		})
+	}
+}
+
 func TestPassRule(t *testing.T) {
 	for _, tc := range []struct {
 		name              string
