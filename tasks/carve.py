@@ -2,7 +2,7 @@
 # the train rows becomes a test file with the real test's columns, answers with the real answers'
 # columns, and a sample submission like the real one; the rest is the validation train.
 # With cv_folds set it writes one fold of a partition of the whole train instead (the final
-# answer's cross-validation).
+# answer's cross-validation), stratified by the stratify columns' values when given.
 #   python3 carve.py CONFIG_JSON
 import json
 import math
@@ -48,7 +48,20 @@ if cfg.get("cv_folds"):
     # so their held-out predictions together cover every train row once.
     if cfg["cv_folds"] > n:
         sys.exit(f"{cfg['cv_folds']} cross-validation folds need at least as many train rows, the train has {n}")
-    held = np.array_split(order, cfg["cv_folds"])[fold - 1]
+    k_folds = cfg["cv_folds"]
+    strat = cfg.get("stratify") or []
+    lacking = [c for c in strat if c not in train.columns]
+    if lacking:
+        sys.exit(f"stratifying columns {lacking} are not in the train file")
+    if strat:
+        # Stratified: the rows in a random order, grouped by class (stable), are dealt to the
+        # folds in turn, so every class is spread as evenly as it can be and fold sizes still
+        # differ by at most one row.
+        cls = train[strat].astype(str).agg("\x1f".join, axis=1).values[order]
+        grouped = order[np.argsort(cls, kind="stable")]
+        held = grouped[fold - 1 :: k_folds]
+    else:
+        held = np.array_split(order, k_folds)[fold - 1]
     k = len(held)
 else:
     k = math.ceil(cfg["fraction"] * n)

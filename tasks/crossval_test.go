@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,6 +59,30 @@ func TestCrossValidationFoldsPartitionTheTrain(t *testing.T) {
 	if len(held) != len(train)-1 {
 		t.Fatalf("the folds hold out %d of %d train rows: they must cover all", len(held), len(train)-1)
 	}
+	// Leaf's classes are dealt evenly: each fold holds floor or ceil of a quarter of every
+	// species' rows (a random partition of 6-10 rows per species would not).
+	header := strings.Split(train[0], ",")
+	col := slices.Index(header, "species")
+	perFold := map[string][]int{}
+	for _, row := range train[1:] {
+		cells := strings.Split(row, ",")
+		sp := cells[col]
+		if perFold[sp] == nil {
+			perFold[sp] = make([]int, 4)
+		}
+		perFold[sp][held[cells[0]]-1]++
+	}
+	for sp, counts := range perFold {
+		n := 0
+		for _, c := range counts {
+			n += c
+		}
+		for f, c := range counts {
+			if c != n/4 && c != (n+3)/4 {
+				t.Fatalf("fold %d holds %d of species %s's %d rows, want %d or %d: the folds must be stratified", f+1, c, sp, n, n/4, (n+3)/4)
+			}
+		}
+	}
 	oof := lines(cv.Answers)
 	if strings.Join(oof[1:], "\n") != strings.Join(joined, "\n") {
 		t.Fatal("the out-of-fold answers must be the folds' answers in fold order")
@@ -73,5 +98,32 @@ func TestCrossValidationFoldsPartitionTheTrain(t *testing.T) {
 	// Unprepared data is refused with the command that prepares it.
 	if _, err := tasks.CarveCrossValidation(context.Background(), spec, tasks.Layout{DataDir: t.TempDir()}, testenv.Python, 4); err == nil || !strings.Contains(err.Error(), "starter tasks prepare") {
 		t.Fatalf("want the prepare command named, got %v", err)
+	}
+}
+
+// Which built-in tasks get stratified cross-validation folds: those graded on classes.
+func TestClassLabelledTasks(t *testing.T) {
+	for _, tc := range []struct {
+		id   string
+		want bool
+	}{
+		{"leaf-classification", true},
+		{"random-acts-of-pizza", true},
+		{"detecting-insults-in-social-commentary", true},
+		{"spooky-author-identification", true},
+		{"plant-pathology-2020-fgvc7", true},
+		{"tabular-playground-series-dec-2021", true},
+		{"nomad2018-predict-transparent-conductors", false},
+		{"learning-agency-lab-automated-essay-scoring-2", false},
+		{"us-patent-phrase-to-phrase-matching", false},
+		{"tweet-sentiment-extraction", false},
+	} {
+		spec, err := tasks.Builtin().Get(tc.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := spec.ClassLabelled(); got != tc.want {
+			t.Errorf("%s: ClassLabelled() = %v, want %v", tc.id, got, tc.want)
+		}
 	}
 }

@@ -213,7 +213,11 @@ func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) erro
 // folds partitioning the train.
 func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int, dst Dirs, cvFolds int) error {
 	src := l.Dirs(s.ID, SplitTest)
-	cfg, err := json.Marshal(map[string]any{"cv_folds": cvFolds,
+	var stratify []string // the columns whose values are a row's class
+	if cvFolds > 0 && s.ClassLabelled() {
+		stratify = s.TargetColumns
+	}
+	cfg, err := json.Marshal(map[string]any{"cv_folds": cvFolds, "stratify": stratify,
 		"public": src.Public, "private": src.Private, "out_public": dst.Public, "out_private": dst.Private,
 		"files": map[string]string{"train": s.Files.Train, "test": s.Files.Test,
 			"sample_submission": s.Files.SampleSubmission, "answers": s.Files.Answers},

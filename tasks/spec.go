@@ -134,6 +134,16 @@ type Prompt struct {
 // LowerIsBetter reports whether smaller scores win.
 func (s *Spec) LowerIsBetter() bool { return s.Direction == "min" }
 
+// ClassLabelled reports whether the targets are class labels, so that held-out folds should
+// keep every class's share (stratify): the metric grades classes, not values.
+func (s *Spec) ClassLabelled() bool {
+	switch s.Metric {
+	case "multi-class-log-loss", "roc-auc", "mean-column-roc-auc", "accuracy":
+		return true
+	}
+	return false
+}
+
 // Metrics the grader implements; a spec naming another is rejected.
 var knownMetrics = map[string]bool{
 	"multi-class-log-loss": true, "roc-auc": true, "mean-column-roc-auc": true, "quadratic-weighted-kappa": true,
