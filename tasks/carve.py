@@ -2,7 +2,8 @@
 # the train rows becomes a test file with the real test's columns, answers with the real answers'
 # columns, and a sample submission like the real one; the rest is the validation train.
 # With cv_folds set it writes one fold of a partition of the whole train instead (the final
-# answer's cross-validation), stratified by the stratify columns' values when given.
+# answer's cross-validation). With stratify set (class-labelled tasks) shares and folds hold
+# every class in proportion to its rows.
 #   python3 carve.py CONFIG_JSON
 import json
 import math
@@ -43,16 +44,16 @@ if missing:
 n = len(train)
 fold = cfg.get("fold", 1)
 order = np.random.RandomState(cfg["seed"]).permutation(n)
+strat = cfg.get("stratify") or []
+lacking = [c for c in strat if c not in train.columns]
+if lacking:
+    sys.exit(f"stratifying columns {lacking} are not in the train file")
 if cfg.get("cv_folds"):
     # Cross-validation: the folds partition the whole train (sizes differ by at most one row),
     # so their held-out predictions together cover every train row once.
     if cfg["cv_folds"] > n:
         sys.exit(f"{cfg['cv_folds']} cross-validation folds need at least as many train rows, the train has {n}")
     k_folds = cfg["cv_folds"]
-    strat = cfg.get("stratify") or []
-    lacking = [c for c in strat if c not in train.columns]
-    if lacking:
-        sys.exit(f"stratifying columns {lacking} are not in the train file")
     if strat:
         # Stratified: the rows in a random order, grouped by class (stable), are dealt to the
         # folds in turn, so every class is spread as evenly as it can be and fold sizes still
@@ -67,8 +68,19 @@ else:
     k = math.ceil(cfg["fraction"] * n)
     if fold * k > n:
         sys.exit(f"fold {fold} of {k} rows does not fit in the {n} train rows: lower validation.folds or validation.fraction")
-    # Folds are consecutive shares of one permutation: fold 1 does not depend on the fold count.
-    held = order[(fold - 1) * k : fold * k]
+    seq = order
+    if strat:
+        # Stratified shares: each class's rows, in the shuffled order, are spread evenly over
+        # [0, 1) from a seeded random offset, and the rows sorted by that place; any run of k
+        # consecutive rows then holds every class in proportion (systematic sampling).
+        cls = pd.Series(train[strat].astype(str).agg("\x1f".join, axis=1).values[order])
+        within = cls.groupby(cls).cumcount().values
+        size = cls.map(cls.value_counts()).values
+        codes = pd.factorize(cls, sort=True)[0]
+        offset = np.random.RandomState(cfg["seed"] + 1).uniform(size=codes.max() + 1)[codes]
+        seq = order[np.argsort((within + offset) / size, kind="stable")]
+    # Folds are consecutive shares of one sequence: fold 1 does not depend on the fold count.
+    held = seq[(fold - 1) * k : fold * k]
 val_idx, train_idx = np.sort(held), np.sort(np.setdiff1d(order, held))
 val = train.iloc[val_idx]
 

@@ -127,3 +127,59 @@ func TestClassLabelledTasks(t *testing.T) {
 		}
 	}
 }
+
+// The validation folds of a class-labelled task are stratified shares: each species is held out
+// in proportion to its rows (within one row either way), where leaf's old random shares held
+// up to 4 rows of a species with a share of 0.9 and left 40 of the 99 out. Data carved by the
+// old rule is refused as unprepared, with the command that carves it again.
+func TestValidationFoldsAreStratifiedOnClassLabelledTasks(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	spec, _ := tasks.Builtin().Get("leaf-classification")
+	l := tasks.Layout{DataDir: dataDir}
+	read := func(f string) [][]string {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows [][]string
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+			rows = append(rows, strings.SplitN(line, ",", 3))
+		}
+		return rows
+	}
+	train := read(l.Dirs(spec.ID, tasks.SplitTest).Public + "/train.csv")
+	species, rows := map[string]string{}, map[string]int{}
+	for _, r := range train {
+		species[r[0]] = r[1]
+		rows[r[1]]++
+	}
+	for f := 1; f <= spec.Validation.FoldCount(); f++ {
+		held := map[string]int{}
+		test := read(l.FoldDirs(spec.ID, f).Public + "/test.csv")
+		for _, r := range test {
+			held[species[r[0]]]++
+		}
+		for sp, n := range rows {
+			share := float64(n) * float64(len(test)) / float64(len(train))
+			if d := float64(held[sp]) - share; d > 1.5 || d < -1.5 {
+				t.Fatalf("validation fold %d holds %d rows of %s, its share is %.2f: the folds must be stratified", f, held[sp], sp, share)
+			}
+		}
+	}
+	if err := l.CheckPrepared(spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(dataDir + "/leaf-classification/prepared/validation-carving.txt"); err != nil {
+		t.Fatal(err)
+	}
+	err := l.CheckPrepared(spec)
+	if err == nil || !strings.Contains(err.Error(), `carved "random"`) || !strings.Contains(err.Error(), "starter tasks prepare --task leaf-classification") {
+		t.Fatalf("folds carved by the old rule must be refused with the command that carves them again, got %v", err)
+	}
+	// A task graded on values keeps random shares, so its folds from before the record stand.
+	values := *spec
+	values.Metric = "mean-column-rmsle"
+	if err := l.CheckPrepared(&values); err != nil {
+		t.Fatalf("random folds of a task graded on values must still count as prepared: %v", err)
+	}
+}

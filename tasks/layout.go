@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // DefaultDataDir is MLE-bench's default data directory.
@@ -70,5 +71,19 @@ func (l Layout) CheckPrepared(s *Spec) error {
 			}
 		}
 	}
+	// Folds carved before the rule was recorded (27 November) were random shares.
+	carving := "random"
+	if b, err := os.ReadFile(l.carvingFile(s.ID)); err == nil {
+		carving = strings.TrimSpace(string(b))
+	}
+	if carving != Carving(s) {
+		return fmt.Errorf("task %s's validation folds in %s were carved %q, and the platform now carves them %q: run `starter tasks prepare --task %s --raw DIR --data-dir %s` again with DIR holding Kaggle's raw files",
+			s.ID, l.DataDir, carving, Carving(s), s.ID, l.DataDir)
+	}
 	return nil
+}
+
+// carvingFile records the rule the task's validation folds were carved by (Carving).
+func (l Layout) carvingFile(taskID string) string {
+	return filepath.Join(l.DataDir, taskID, "prepared", "validation-carving.txt")
 }

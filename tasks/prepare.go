@@ -196,7 +196,7 @@ func lastLines(s string, n int) string {
 }
 
 // CarveValidation writes the validation folds (carve.py): for each fold a seeded share of the
-// public train becomes a test file with the real test's columns, answers with the real answers'
+// public train (stratified on class-labelled tasks) becomes a test file with the real test's columns, answers with the real answers'
 // columns and a sample submission like the real one; the rest is that fold's train. The folds
 // are disjoint shares of one permutation, so fold 1 is the same whatever the fold count.
 // Deterministic.
@@ -206,7 +206,17 @@ func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) erro
 			return err
 		}
 	}
-	return nil
+	return os.WriteFile(l.carvingFile(s.ID), []byte(Carving(s)+"\n"), 0o644)
+}
+
+// Carving names the rule the validation folds of s are carved by. It is written beside them,
+// and data carved by another rule counts as unprepared, so a data folder from before a rule
+// changed is carved again rather than silently rewarding programs on other rows.
+func Carving(s *Spec) string {
+	if s.ClassLabelled() {
+		return "stratified by " + strings.Join(s.TargetColumns, ", ")
+	}
+	return "random"
 }
 
 // carveFold writes fold into dst: a validation fold, or with cvFolds > 0 fold of that many
@@ -214,7 +224,7 @@ func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) erro
 func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int, dst Dirs, cvFolds int) error {
 	src := l.Dirs(s.ID, SplitTest)
 	var stratify []string // the columns whose values are a row's class
-	if cvFolds > 0 && s.ClassLabelled() {
+	if s.ClassLabelled() {
 		stratify = s.TargetColumns
 	}
 	cfg, err := json.Marshal(map[string]any{"cv_folds": cvFolds, "stratify": stratify,
