@@ -35,18 +35,20 @@ func TestProgramsOnRealData(t *testing.T) {
 	dataDir := testenv.PreparedData(t, "leaf-classification")
 	spec, _ := tasks.Builtin().Get("leaf-classification")
 	dirs := tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitValidation)
+	// The strong program scores 0.051 on the stratified validation split (every species held
+	// out about once; the deterministic split changed on 27 November); the uniform prior 4.6.
 	checkPrograms(t, codeactions.TabularClassification, spec, dirs, []programCase{
-		{"strong: scaled logistic regression, C=1000", base(), true, 0.05, 7},
+		{"strong: scaled logistic regression, C=1000", base(), true, 0.06, 7},
 		{"wrong data path fails while loading", with("load", "cwd"), false, 0, 1},
 		{"no predict_proba fails after training", with("model", "linear-svc", "validation", "none"), false, 0, 4},
 		{"encoded labels as columns make an invalid submission", with("submission", "model-classes"), false, 0, 7},
 	})
 	// Hard 0/1 labels: valid, and still better than the uniform 1/99 of the sample submission
 	// (log 99 = 4.595) since most labels are right, but each wrong row costs -log(machine
-	// epsilon) = 36 after clipping, so far worse than the strong program's bound of 0.05.
+	// epsilon) = 36 after clipping, so far worse than the strong program's bound of 0.06.
 	t.Run("hard labels are valid but score badly", func(t *testing.T) {
 		uniform := math.Log(float64(len(classesOf(t, dirs, spec))))
-		checkValidWithin(t, codeactions.TabularClassification, spec, dirs, with("submission", "hard-labels"), 7, 0.05, uniform)
+		checkValidWithin(t, codeactions.TabularClassification, spec, dirs, with("submission", "hard-labels"), 7, 0.06, uniform)
 	})
 }
 
