@@ -47,7 +47,9 @@ order = np.random.RandomState(cfg["seed"]).permutation(n)
 strat = cfg.get("stratify") or []
 lacking = [c for c in strat if c not in train.columns]
 if lacking:
-    sys.exit(f"stratifying columns {lacking} are not in the train file")
+    sys.exit(f"the spec's target_columns {lacking} are not in the train file: name the train's label columns there")
+# A row's class, in the shuffled order: its stratifying columns' values joined.
+cls = pd.Series(train[strat].astype(str).agg("\x1f".join, axis=1).values[order]) if strat else None
 if cfg.get("cv_folds"):
     # Cross-validation: the folds partition the whole train (sizes differ by at most one row),
     # so their held-out predictions together cover every train row once.
@@ -58,8 +60,7 @@ if cfg.get("cv_folds"):
         # Stratified: the rows in a random order, grouped by class (stable), are dealt to the
         # folds in turn, so every class is spread as evenly as it can be and fold sizes still
         # differ by at most one row.
-        cls = train[strat].astype(str).agg("\x1f".join, axis=1).values[order]
-        grouped = order[np.argsort(cls, kind="stable")]
+        grouped = order[np.argsort(cls.values, kind="stable")]
         held = grouped[fold - 1 :: k_folds]
     else:
         held = np.array_split(order, k_folds)[fold - 1]
@@ -73,7 +74,6 @@ else:
         # Stratified shares: each class's rows, in the shuffled order, are spread evenly over
         # [0, 1) from a seeded random offset, and the rows sorted by that place; any run of k
         # consecutive rows then holds every class in proportion (systematic sampling).
-        cls = pd.Series(train[strat].astype(str).agg("\x1f".join, axis=1).values[order])
         within = cls.groupby(cls).cumcount().values
         size = cls.map(cls.value_counts()).values
         codes = pd.factorize(cls, sort=True)[0]
