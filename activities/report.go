@@ -139,6 +139,13 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 		}
 		return fmt.Sprintf("%.5f", *v)
 	}
+	if len(ans.Tuning) > 0 {
+		b.WriteString("Before the ensemble was chosen, the best candidates that are different programs apart from their tunable slots were tuned along them, one slot at a time, by the same cross-validation (each variant is a candidate below):\n\n| tuned | slot | variants tried | kept | its CV score |\n|---|---|---|---|---|\n")
+		for _, t := range ans.Tuning {
+			fmt.Fprintf(b, "| `%s` | %s | %d | `%s` | %s |\n", t.From, t.Slot, t.Tried, t.Kept, num(t.Score))
+		}
+		b.WriteString("\n")
+	}
 	weight := map[string]AnswerMember{}
 	for _, m := range ans.Members {
 		weight[m.SampleID] = m
@@ -156,7 +163,11 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 		for i, f := range c.FoldScores {
 			folds[i] = fmt.Sprintf("%.4f", f)
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %s |\n", c.SampleID, num(c.Score), strings.Join(folds, " "), w, test, c.Reason)
+		note := c.Reason
+		if c.Tuned != "" {
+			note = strings.TrimSuffix(fmt.Sprintf("`%s` with %s; %s", c.TunedFrom, c.Tuned, c.Reason), "; ")
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %s |\n", c.SampleID, num(c.Score), strings.Join(folds, " "), w, test, note)
 	}
 	test := "-"
 	if ans.Test != nil {

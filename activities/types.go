@@ -323,6 +323,42 @@ type CrossValidateResult struct {
 	// SameAs is the better candidate whose out-of-fold predictions this one repeats; set by
 	// the workflow, which leaves such a candidate out of the ensemble.
 	SameAs string `json:"same_as,omitempty"`
+	// TunedFrom and Tuned: a variant the answer wrote (TuneVariants), the candidate it varies
+	// and its change ("transform=power"); set by the workflow.
+	TunedFrom string `json:"tuned_from,omitempty"`
+	Tuned     string `json:"tuned,omitempty"`
+}
+
+// TuneStep is one pass of the answer's tuning: candidate From tuned along Slot, the options
+// tried, and the program kept (From itself when no variant cross-validated better) with its
+// out-of-fold score.
+type TuneStep struct {
+	From  string   `json:"from"`
+	Slot  string   `json:"slot"`
+	Tried int      `json:"tried"`
+	Kept  string   `json:"kept"`
+	Score *float64 `json:"score"`
+}
+
+// TuneInput asks for the variants of candidate Of along its library's tunable slot number
+// Slot; a negative Slot asks only what Of is apart from its tunable slots.
+type TuneInput struct {
+	Run  string `json:"run"`
+	Task string `json:"task"`
+	Of   string `json:"of"`
+	Slot int    `json:"slot"`
+}
+
+// TuneResult is the variants written (their sample ids and the slot's option in each), the
+// slot's name, how many slots the library tunes, and Base: the candidate's options outside the
+// tunable slots. Note says why there are none.
+type TuneResult struct {
+	Base    string   `json:"base"`
+	Slots   int      `json:"slots"`
+	Slot    string   `json:"slot,omitempty"`
+	IDs     []string `json:"ids,omitempty"`
+	Options []string `json:"options,omitempty"`
+	Note    string   `json:"note,omitempty"`
 }
 
 // EnsembleInput asks for greedy ensemble selection over cross-validated programs.
@@ -377,6 +413,8 @@ type FinalAnswer struct {
 	// SandboxSeconds is what cross-validation and the refits cost, on top of training.
 	SandboxSeconds float64 `json:"sandbox_seconds"`
 	Note           string  `json:"note,omitempty"` // why there is no answer, or what was left out
+	// Tuning is what tuning the best candidates along their tunable slots kept, pass by pass.
+	Tuning []TuneStep `json:"tuning,omitempty"`
 	// RefitFailed are members chosen by the ensemble whose refit on the full public train wrote
 	// no submission (a crash the folds did not meet); the ensemble was chosen again without them.
 	RefitFailed []FinalGradeResult `json:"refit_failed,omitempty"`

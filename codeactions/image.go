@@ -91,6 +91,7 @@ var Image = register(&Library{
 			{"index-columns", "Write the id and the probability matrix as it comes.", 0.2}, // columns 0..3: invalid
 		}},
 	},
+	Tunable: []string{"transform", "strength"},
 	Clashes: imageClashes,
 	render:  renderImage,
 })

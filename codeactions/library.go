@@ -42,6 +42,10 @@ type Library struct {
 	Slots    []Slot
 	// Clashes are the library's intended clashes, declared beside its options.
 	Clashes []ClashRule
+	// Tunable names the slots whose options vary one program's settings (preprocessing,
+	// regularisation strength) rather than what it is: the final answer tunes its best
+	// candidates along them, one slot at a time (Variants).
+	Tunable []string
 	// render writes the program for a checked choice of options.
 	render func(c Choice, s Schema) Program
 }
@@ -94,6 +98,40 @@ func (l *Library) clash(tokens []int, s Schema, maybe bool) string {
 		return first
 	}
 	return ""
+}
+
+// Variant is a program that differs from another in one slot.
+type Variant struct {
+	Option string // the slot's option in the variant
+	Tokens []int
+}
+
+// Variants are the programs that differ from tokens only in slot, one per other option of
+// slot, leaving out those that surely clash on the task's shape (Clash): what tuning the slot
+// tries.
+func (l *Library) Variants(tokens []int, slot string, s Schema) ([]Variant, error) {
+	ch, err := l.Choices(tokens)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(l.Slots, func(x Slot) bool { return x.Name == slot })
+	if i < 0 {
+		return nil, fmt.Errorf("the %s library has no slot %q", l.Modality, slot)
+	}
+	first, _ := l.SlotRange(i)
+	var out []Variant
+	for j, o := range l.Slots[i].Options {
+		if j == ch[i] {
+			continue
+		}
+		v := slices.Clone(tokens)
+		v[i] = first + j
+		if l.Clash(v, s) != "" {
+			continue
+		}
+		out = append(out, Variant{Option: o.Name, Tokens: v})
+	}
+	return out, nil
 }
 
 // Token is a global index over all (slot, option) pairs: the network's vocabulary.
@@ -244,6 +282,11 @@ var libraries = map[string]*Library{}
 func register(l *Library) *Library {
 	if _, dup := libraries[l.Modality]; dup {
 		panic("codeactions: two libraries for " + l.Modality)
+	}
+	for _, t := range l.Tunable {
+		if !slices.ContainsFunc(l.Slots, func(s Slot) bool { return s.Name == t }) {
+			panic("codeactions: " + l.Modality + " tunes slot " + t + ", which it does not have")
+		}
 	}
 	libraries[l.Modality] = l
 	return l

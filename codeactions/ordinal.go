@@ -80,6 +80,7 @@ var Ordinal = register(&Library{
 			{"prediction-column", "Write the id and the scores in a prediction column.", 0.2},
 		}},
 	},
+	Tunable: []string{"transform", "strength"},
 	Clashes: ordinalClashes,
 	render:  renderOrdinal,
 })

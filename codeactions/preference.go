@@ -82,6 +82,7 @@ var Preference = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
+	Tunable: []string{"strength"},
 	Clashes: preferenceClashes,
 	render:  renderPreference,
 })

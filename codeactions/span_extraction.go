@@ -82,6 +82,7 @@ var SpanExtraction = register(&Library{
 			{"text-column", "Write the tweet id and the predicted text in a text column.", 0.2},
 		}},
 	},
+	Tunable: []string{"strength"},
 	Clashes: spanExtractionClashes,
 	render:  renderSpanExtraction,
 })

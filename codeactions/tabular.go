@@ -82,6 +82,7 @@ var TabularClassification = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
+	Tunable: []string{"transform", "strength"},
 	Clashes: tabularClassificationClashes,
 	render:  renderTabularClassification,
 })

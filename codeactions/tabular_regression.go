@@ -92,6 +92,7 @@ var TabularRegression = register(&Library{
 			{"long-format", "Write one row per id and target.", 0.3}, // no target columns: invalid
 		}},
 	},
+	Tunable: []string{"transform", "strength"},
 	Clashes: tabularRegressionClashes,
 	render:  renderTabularRegression,
 })

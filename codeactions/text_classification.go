@@ -96,6 +96,7 @@ var TextClassification = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
+	Tunable: []string{"strength"},
 	Clashes: textClassificationClashes,
 	render:  renderTextClassification,
 })

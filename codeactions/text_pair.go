@@ -91,6 +91,7 @@ var TextPair = register(&Library{
 			{"prediction-column", "Write the id and the predictions in a prediction column.", 0.2},
 		}},
 	},
+	Tunable: []string{"strength"},
 	Clashes: textPairClashes,
 	render:  renderTextPair,
 })

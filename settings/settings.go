@@ -112,6 +112,10 @@ type Settings struct {
 	FinalFolds int `json:"final_folds,omitempty" yaml:"final_folds"`
 	// EnsembleRounds bounds greedy ensemble selection's rounds (the ensemble's size).
 	EnsembleRounds int `json:"ensemble_rounds,omitempty" yaml:"ensemble_rounds"`
+	// FinalTune is how many of the answer's best candidates, each a different program apart
+	// from its tunable slots (preprocessing, strength), are tuned along those slots by
+	// cross-validation before the ensemble is chosen (0: none).
+	FinalTune int `json:"final_tune,omitempty" yaml:"final_tune"`
 }
 
 // Defaults are the platform's best measured settings for the code-action network (the paper's
@@ -127,7 +131,7 @@ func Defaults() Settings {
 	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: RewardFoldsAuto, Reward: reward.SchemePaper, Seed: 1,
 		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveBest, RedrawRepeats: 8, ContinueEvery: 10,
 		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: p,
-		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25}
+		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25, FinalTune: 3}
 }
 
 // RewardFoldsAuto lets the task decide the reward folds (ForTask): three where the protocol is
@@ -200,6 +204,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("--final-candidates must be 0 (no final answer) or more, got %d", s.FinalCandidates)
 	case s.FinalCandidates > 0 && s.FinalFolds < 2:
 		return fmt.Errorf("--final-folds must be at least 2 (k-fold cross-validation), got %d; or turn the final answer off with --final-candidates 0", s.FinalFolds)
+	case s.FinalTune < 0:
+		return fmt.Errorf("--final-tune must be 0 (no tuning) or more, got %d", s.FinalTune)
 	case s.FinalCandidates > 0 && s.EnsembleRounds < 1:
 		return fmt.Errorf("--ensemble-rounds must be at least 1, got %d", s.EnsembleRounds)
 	case s.Policy.Temperature <= 0 || s.Policy.TopP <= 0 || s.Policy.TopP > 1 || s.Policy.Hidden < 1:

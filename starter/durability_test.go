@@ -128,7 +128,7 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4", "--final-candidates", "2", "--final-folds", "2",
+		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4", "--final-candidates", "2", "--final-folds", "2", "--final-tune", "0",
 			"--continue-every", "2", "--eval-samples", "1", "--worker-roles", "workflows", "--protocol", "paper",
 			"--store", storeURI, "--temporal-address", srv.FrontendHostPort(), "--data-dir", dataDir, "--out", runDir}, out)
 	}()
@@ -179,7 +179,7 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4", "--final-candidates", "2", "--final-folds", "2",
+		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4", "--final-candidates", "2", "--final-folds", "2", "--final-tune", "0",
 			"--eval-samples", "1", "--data-dir", dataDir, "--out", runDir}, out)
 	}()
 	waitFor(t, "the first iteration", 3*time.Minute, func() bool {

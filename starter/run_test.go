@@ -38,7 +38,8 @@ func TestRunEndToEnd(t *testing.T) {
 
 	runDir := filepath.Join(t.TempDir(), "run")
 	var out bytes.Buffer
-	err = runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "2", "--batch", "4",
+	// One candidate tuned (the default tunes three: each variant costs five runs).
+	err = runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "2", "--batch", "4", "--final-tune", "1",
 		"--eval-samples", "2", "--data-dir", dataDir, "--out", runDir, "--temporal-address", srv.FrontendHostPort()}, &out)
 	t.Log(out.String())
 	if err != nil {
@@ -168,7 +169,28 @@ func TestRunEndToEnd(t *testing.T) {
 		if err != nil || g.Score == nil || math.Abs(*g.Score-*ans.Test.Report.Score) > 1e-12 {
 			t.Fatalf("the answer's submission regrades %+v %v, the run says %v", g, err, *ans.Test.Report.Score)
 		}
+		// The best candidate was tuned along leaf's two tunable slots, transform then strength,
+		// each variant a stored program cross-validated like the candidates.
+		if len(ans.Tuning) != 2 || ans.Tuning[0].Slot != "transform" || ans.Tuning[1].Slot != "strength" || ans.Tuning[1].From != ans.Tuning[0].Kept {
+			t.Fatalf("tuning: %+v", ans.Tuning)
+		}
+		variants := 0
+		for _, c := range ans.Candidates {
+			if c.TunedFrom == "" {
+				continue
+			}
+			variants++
+			if _, err := os.Stat(filepath.Join(runDir, runstore.Sample(c.SampleID).Program())); err != nil || c.DurationS <= 0 {
+				t.Errorf("variant %s (%s of %s): no stored program or no run: %v", c.SampleID, c.Tuned, c.TunedFrom, err)
+			}
+		}
+		if variants != ans.Tuning[0].Tried+ans.Tuning[1].Tried || variants < 2 {
+			t.Errorf("%d variants among the candidates, the tuning tried %d and %d", variants, ans.Tuning[0].Tried, ans.Tuning[1].Tried)
+		}
 		rep, _ := os.ReadFile(filepath.Join(runDir, runstore.ReportKey))
+		if !strings.Contains(string(rep), "were tuned along them") {
+			t.Errorf("the report must show the tuning")
+		}
 		if !strings.Contains(string(rep), "## Final answer") || !strings.Contains(out.String(), "mlerl final answer (5-fold CV ensemble)") {
 			t.Errorf("the report and the table must show the final answer")
 		}

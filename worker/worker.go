@@ -64,6 +64,7 @@ func Start(o Options) (*Workers, error) {
 			w.RegisterActivity(a.FinalGrade)
 			// The final answer's steps read the task's data, which lives where programs run.
 			w.RegisterActivity(a.CrossValidate)
+			w.RegisterActivity(a.TuneVariants)
 			w.RegisterActivity(a.SelectEnsemble)
 			w.RegisterActivity(a.BlendAnswer)
 		case RoleGPU:

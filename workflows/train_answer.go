@@ -90,6 +90,10 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 		ans.Note = "no candidate made valid out-of-fold predictions"
 		return ans, nil
 	}
+	sort.SliceStable(scored, func(i, j int) bool { return better(r.st.Task.LowerIsBetter, *scored[i].Score, scored[j].Score) })
+	if in.FinalTune > 0 {
+		scored = r.tuneCandidates(ctx, ans, scored)
+	}
 	// Best cross-validation score first: greedy selection's ties go to the earlier candidate.
 	sort.SliceStable(scored, func(i, j int) bool { return better(r.st.Task.LowerIsBetter, *scored[i].Score, scored[j].Score) })
 	scoredIDs := make([]string, len(scored))
@@ -138,31 +142,18 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 // task that cannot be cross-validated sets ans.Note instead.
 func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities.FinalAnswer, ids []string, distinct bool) []activities.CrossValidateResult {
 	in := r.in
-	// Each candidate runs once per fold, one after another, in one activity.
-	cvOpts := r.opts.execute
-	cvOpts.StartToCloseTimeout = time.Duration(in.FinalFolds) * in.ExecTimeout
 	var scored []activities.CrossValidateResult
 	samePredictions := map[string]string{} // out-of-fold predictions' digest -> the first program making them
 	kept, tried := 0, 0
 	for kept < in.FinalCandidates && tried < len(ids) {
 		batch := ids[tried:min(tried+in.FinalCandidates-kept, len(ids))]
 		tried += len(batch)
-		futures := make([]workflow.Future, len(batch))
-		for i, id := range batch {
-			futures[i] = workflow.ExecuteActivity(summarised(ctx, cvOpts, "%d-fold cross-validation of %s", in.FinalFolds, id), r.acts.CrossValidate,
-				activities.CrossValidateInput{Run: in.Run, Task: in.Task, SampleID: id, Folds: in.FinalFolds})
+		results, badInput := r.crossValidate(ctx, batch)
+		if badInput != "" {
+			ans.Note = "no cross-validation: " + badInput
+			return nil
 		}
-		for i, f := range futures {
-			var cv activities.CrossValidateResult
-			if err := f.Get(ctx, &cv); err != nil {
-				var app *temporal.ApplicationError
-				if errors.As(err, &app) && app.Type() == activities.ErrBadInput {
-					ans.Note = "no cross-validation: " + app.Message()
-					return nil
-				}
-				r.logger.Warn("cross-validation did not complete", "sample", batch[i], "error", err)
-				cv = activities.CrossValidateResult{SampleID: batch[i], Reason: "cross-validation did not complete: " + err.Error()}
-			}
+		for _, cv := range results {
 			ans.SandboxSeconds += cv.DurationS
 			if distinct && cv.Score != nil && cv.PredictionsSHA256 != "" {
 				if first, ok := samePredictions[cv.PredictionsSHA256]; ok {
@@ -177,6 +168,110 @@ func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities
 			if cv.Score != nil {
 				scored = append(scored, cv)
 			}
+		}
+	}
+	return scored
+}
+
+// crossValidate cross-validates ids at once, each candidate's folds one after another in one
+// activity, and returns their results in order; a cross-validation that did not complete is a
+// result without a score. A task that cannot be cross-validated stops it: badInput says why.
+func (r *trainRun) crossValidate(ctx workflow.Context, ids []string) (results []activities.CrossValidateResult, badInput string) {
+	in := r.in
+	cvOpts := r.opts.execute
+	cvOpts.StartToCloseTimeout = time.Duration(in.FinalFolds) * in.ExecTimeout
+	futures := make([]workflow.Future, len(ids))
+	for i, id := range ids {
+		futures[i] = workflow.ExecuteActivity(summarised(ctx, cvOpts, "%d-fold cross-validation of %s", in.FinalFolds, id), r.acts.CrossValidate,
+			activities.CrossValidateInput{Run: in.Run, Task: in.Task, SampleID: id, Folds: in.FinalFolds})
+	}
+	for i, f := range futures {
+		var cv activities.CrossValidateResult
+		if err := f.Get(ctx, &cv); err != nil {
+			var app *temporal.ApplicationError
+			if errors.As(err, &app) && app.Type() == activities.ErrBadInput {
+				return nil, app.Message()
+			}
+			r.logger.Warn("cross-validation did not complete", "sample", ids[i], "error", err)
+			cv = activities.CrossValidateResult{SampleID: ids[i], Reason: "cross-validation did not complete: " + err.Error()}
+		}
+		results = append(results, cv)
+	}
+	return results, ""
+}
+
+// tuneCandidates tunes the best in.FinalTune scored candidates (best first) that are different
+// programs apart from their library's tunable slots: slot by slot, every variant of the
+// current program along the slot is cross-validated and the best kept when it beats the
+// current one. Power-transformed logistic regression carries every leaf medal measured, and
+// runs that sampled only standard-scaled ones lost them; tuning the best programs' settings is
+// what an engineer does next. Every scored variant whose predictions are new joins the
+// candidates the ensemble chooses from. A step that fails ends that candidate's tuning with a
+// warning: tuning only adds candidates.
+func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAnswer, scored []activities.CrossValidateResult) []activities.CrossValidateResult {
+	in := r.in
+	same := map[string]string{}
+	for _, c := range ans.Candidates {
+		if c.Score != nil && c.SameAs == "" && c.PredictionsSHA256 != "" {
+			same[c.PredictionsSHA256] = c.SampleID
+		}
+	}
+	bases := map[string]bool{}
+	tuned := 0
+	for _, cand := range slices.Clone(scored) {
+		if tuned >= in.FinalTune {
+			break
+		}
+		var kind activities.TuneResult
+		if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "what %s is apart from its tunable slots", cand.SampleID), r.acts.TuneVariants,
+			activities.TuneInput{Run: in.Run, Task: in.Task, Of: cand.SampleID, Slot: -1}).Get(ctx, &kind); err != nil {
+			// Tuning only adds candidates: the answer goes on without it.
+			r.logger.Warn("tuning skipped a candidate", "sample", cand.SampleID, "error", err)
+			continue
+		}
+		if kind.Note != "" || kind.Slots == 0 || bases[kind.Base] {
+			continue
+		}
+		bases[kind.Base] = true
+		tuned++
+		cur := cand
+		for slot := 0; slot < kind.Slots; slot++ {
+			var vs activities.TuneResult
+			if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "variants of %s along tunable slot %d", cur.SampleID, slot), r.acts.TuneVariants,
+				activities.TuneInput{Run: in.Run, Task: in.Task, Of: cur.SampleID, Slot: slot}).Get(ctx, &vs); err != nil {
+				r.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", err)
+				break
+			}
+			results, badInput := r.crossValidate(ctx, vs.IDs)
+			if badInput != "" {
+				r.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", badInput)
+				break
+			}
+			step := activities.TuneStep{From: cur.SampleID, Slot: vs.Slot, Tried: len(vs.IDs), Kept: cur.SampleID, Score: cur.Score}
+			next := cur
+			for i, cv := range results {
+				cv.TunedFrom, cv.Tuned = cur.SampleID, vs.Slot+"="+vs.Options[i]
+				ans.SandboxSeconds += cv.DurationS
+				// A variant that is another candidate's program may still be the one to tune on.
+				if cv.Score != nil && better(r.st.Task.LowerIsBetter, *cv.Score, step.Score) {
+					step.Kept, step.Score, next = cv.SampleID, cv.Score, cv
+				}
+				if cv.Score != nil && cv.PredictionsSHA256 != "" {
+					if first, ok := same[cv.PredictionsSHA256]; ok {
+						cv.SameAs, cv.Reason = first, fmt.Sprintf("the same out-of-fold predictions as `%s`: left out", first)
+						ans.Candidates = append(ans.Candidates, cv)
+						continue
+					}
+					same[cv.PredictionsSHA256] = cv.SampleID
+				}
+				ans.Candidates = append(ans.Candidates, cv)
+				if cv.Score == nil {
+					continue
+				}
+				scored = append(scored, cv)
+			}
+			ans.Tuning = append(ans.Tuning, step)
+			cur = next
 		}
 	}
 	return scored

@@ -252,3 +252,96 @@ func TestNoFinalAnswerWhenTurnedOff(t *testing.T) {
 		t.Fatalf("--final-candidates 0 ran the final answer: %+v", res.Answer)
 	}
 }
+
+// The best candidates that are different programs apart from their tunable slots are tuned
+// slot by slot: each slot's variants are cross-validated, the best kept when it beats the
+// program it varies, and the next slot varies the kept one. Every new variant joins the
+// ensemble's candidates; one repeating a candidate's predictions is left out.
+func TestFinalAnswerTunesTheBestCandidatesSlotBySlot(t *testing.T) {
+	slots := []struct {
+		name    string
+		options []string
+	}{{"transform", []string{"power", "standard"}}, {"strength", []string{"s4"}}}
+	bases := []string{"logreg", "logreg", "forest"} // the second candidate is a kind already tuned
+	f := &fakeRun{}
+	f.tune = func(in activities.TuneInput) activities.TuneResult {
+		if in.Slot < 0 {
+			kinds := 0
+			for _, x := range f.tunes {
+				if x.Slot < 0 {
+					kinds++
+				}
+			}
+			return activities.TuneResult{Base: bases[kinds-1], Slots: len(slots)}
+		}
+		out := activities.TuneResult{Base: "any", Slots: len(slots), Slot: slots[in.Slot].name}
+		for _, o := range slots[in.Slot].options {
+			out.IDs = append(out.IDs, "tune-"+in.Of+"-"+out.Slot+"-"+o)
+			out.Options = append(out.Options, o)
+		}
+		return out
+	}
+	// Lower is better: the power transform and then strength s4 each improve on their program;
+	// the standard-scaled variant makes its program's own predictions.
+	score := func(id string) *float64 {
+		v := *spread(id)
+		switch {
+		case strings.HasSuffix(id, "-strength-s4"):
+			v = -2 + v/10
+		case strings.HasSuffix(id, "-transform-power"):
+			v = -1 + v/10
+		case strings.HasPrefix(id, "tune-"):
+			v = 5
+		}
+		return &v
+	}
+	f.predictions = func(id string) string {
+		if of, ok := strings.CutSuffix(id, "-transform-standard"); ok {
+			return "oof-" + strings.TrimPrefix(of, "tune-")
+		}
+		return "oof-" + id
+	}
+	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, score)
+	in := input()
+	in.FinalCandidates, in.FinalFolds, in.FinalTune = 3, 4, 2
+	env.ExecuteWorkflow(Train, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res TrainResult
+	env.GetWorkflowResult(&res)
+	board := f.candidates[0][:3]
+	a := res.Answer
+	var steps []string
+	for _, s := range a.Tuning {
+		steps = append(steps, s.From+" "+s.Slot+" -> "+s.Kept)
+	}
+	power := func(of string) string { return "tune-" + of + "-transform-power" }
+	want := []string{
+		board[0] + " transform -> " + power(board[0]), power(board[0]) + " strength -> tune-" + power(board[0]) + "-strength-s4",
+		board[2] + " transform -> " + power(board[2]), power(board[2]) + " strength -> tune-" + power(board[2]) + "-strength-s4",
+	}
+	if !slices.Equal(steps, want) {
+		t.Fatalf("tuning steps\n%v\nwant\n%v", strings.Join(steps, "\n"), strings.Join(want, "\n"))
+	}
+	// Three candidates and five variants each for the two kinds tuned; the standard-scaled
+	// ones repeat their program's predictions and stay out of the ensemble.
+	if len(a.Candidates) != 3+2*3 {
+		t.Fatalf("%d candidates, want 3 and 6 variants: %+v", len(a.Candidates), a.Candidates)
+	}
+	for _, c := range a.Candidates[3:] {
+		if c.TunedFrom == "" || c.Tuned == "" {
+			t.Fatalf("variant %s does not say what it varies: %+v", c.SampleID, c)
+		}
+		if strings.HasSuffix(c.SampleID, "-standard") != (c.SameAs != "") || slices.Contains(f.ensembled, c.SampleID) == (c.SameAs != "") {
+			t.Fatalf("variant %s: same as %q, ensembled %v", c.SampleID, c.SameAs, f.ensembled)
+		}
+	}
+	if len(f.ensembled) != 3+4 || !strings.HasSuffix(f.ensembled[0], "-strength-s4") || !strings.HasSuffix(f.ensembled[2], "-transform-power") {
+		t.Fatalf("ensembled %v, want the 7 programs with new predictions, best first", f.ensembled)
+	}
+	// Every cross-validation is counted: 3 candidates and 6 variants, 2 s each, plus refits.
+	if a.SandboxSeconds < 9*2 {
+		t.Fatalf("sandbox seconds %v, want at least the 9 cross-validations' 18", a.SandboxSeconds)
+	}
+}

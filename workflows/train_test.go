@@ -61,6 +61,10 @@ type fakeRun struct {
 	onSave     func()                              // called as SaveState runs, when set
 	// noSubmission says which programs write nothing when FinalGrade reruns them, when set.
 	noSubmission func(id string) bool
+	// tune answers TuneVariants, when set (else no program has variants); tunes records its
+	// inputs.
+	tune  func(in activities.TuneInput) activities.TuneResult
+	tunes []activities.TuneInput
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -162,6 +166,16 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 				digest = f.predictions(in.SampleID)
 			}
 			return activities.CrossValidateResult{SampleID: in.SampleID, Score: score(in.SampleID), DurationS: 2, PredictionsSHA256: digest}, nil
+		})
+	env.OnActivity(a.TuneVariants, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.TuneInput) (activities.TuneResult, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.tunes = append(f.tunes, in)
+			if f.tune == nil {
+				return activities.TuneResult{Note: "not written as code actions: nothing to tune"}, nil
+			}
+			return f.tune(in), nil
 		})
 	env.OnActivity(a.SelectEnsemble, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.EnsembleInput) (activities.EnsembleResult, error) {

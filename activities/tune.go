@@ -1,0 +1,95 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
+	"mlerl/codeactions"
+	"mlerl/model"
+)
+
+// PurposeAnswerTune marks a program the final answer wrote by changing one tunable slot of a
+// candidate (TuneVariants); the policy never sampled it.
+const PurposeAnswerTune = "answer-tune"
+
+// TuneVariants writes, as samples of their own, the programs that differ from in.Of only in
+// its library's tunable slot number in.Slot (codeactions.Library.Tunable), one per option that
+// does not surely clash on the task. It also says what in.Of is apart from its tunable slots
+// (Base), so the workflow tunes each kind of program once. A program the policy did not write
+// as code actions (an LLM's) has no variants. Writing the same variants again writes the same
+// files, so a retried attempt is harmless.
+func (a *Activities) TuneVariants(ctx context.Context, in TuneInput) (TuneResult, error) {
+	store, err := a.Runs.Run(in.Run)
+	if err != nil {
+		return TuneResult{}, badInput("%v", err)
+	}
+	spec, err := a.spec(in.Task)
+	if err != nil {
+		return TuneResult{}, err
+	}
+	lib, err := codeactions.For(spec.Modality)
+	if err != nil {
+		return TuneResult{}, badInput("%v", err)
+	}
+	var of sampleRecord
+	out := TuneResult{Slots: len(lib.Tunable)}
+	if err := getJSON(ctx, store, runstore.Sample(in.Of).Record(), &of); errors.Is(err, artifacts.ErrNotFound) {
+		out.Note = "no sample record: nothing to tune"
+		return out, nil
+	} else if err != nil {
+		return TuneResult{}, fmt.Errorf("tuning %s: %w", in.Of, err)
+	}
+	if of.LLM != nil || len(of.Sample.Tokens) == 0 {
+		out.Note = "not written as code actions: nothing to tune"
+		return out, nil
+	}
+	if _, err := lib.Choices(of.Sample.Tokens); err != nil {
+		return TuneResult{}, badInput("tuning %s: %v", in.Of, err)
+	}
+	var base []string
+	for _, part := range strings.Fields(lib.Describe(of.Sample.Tokens)) {
+		if !slices.Contains(lib.Tunable, strings.SplitN(part, "=", 2)[0]) {
+			base = append(base, part)
+		}
+	}
+	out.Base = strings.Join(base, " ")
+	if in.Slot < 0 {
+		return out, nil
+	}
+	if in.Slot >= len(lib.Tunable) {
+		return TuneResult{}, badInput("tunable slot %d: the %s library tunes %d slots", in.Slot, lib.Modality, len(lib.Tunable))
+	}
+	out.Slot = lib.Tunable[in.Slot]
+	variants, err := lib.Variants(of.Sample.Tokens, out.Slot, codeactions.SchemaOf(spec))
+	if err != nil {
+		return TuneResult{}, badInput("tuning %s: %v", in.Of, err)
+	}
+	for _, v := range variants {
+		id := fmt.Sprintf("tune-%s-%s-%s", in.Of, out.Slot, v.Option)
+		prog, err := lib.Render(v.Tokens, codeactions.SchemaOf(spec))
+		if err != nil {
+			return TuneResult{}, badInput("tuning %s: %v", in.Of, err)
+		}
+		rec := sampleRecord{ID: id, Iteration: of.Iteration, Purpose: PurposeAnswerTune, Checkpoint: of.Checkpoint,
+			Task: of.Task, PrevID: in.Of, Actions: lib.Describe(v.Tokens), Sample: model.Sample{Tokens: v.Tokens}} // no log-probs: the policy did not write it
+		dir := runstore.Sample(id)
+		plan := fmt.Sprintf("# Plan (%s of %s: %s=%s)\n\n%s\n", PurposeAnswerTune, in.Of, out.Slot, v.Option, prog.Plan)
+		if err := store.Put(ctx, dir.Plan(), []byte(plan)); err != nil {
+			return TuneResult{}, err
+		}
+		if err := store.Put(ctx, dir.Program(), []byte(prog.Code)); err != nil {
+			return TuneResult{}, err
+		}
+		if err := putJSON(ctx, store, dir.Record(), rec); err != nil {
+			return TuneResult{}, err
+		}
+		out.IDs = append(out.IDs, id)
+		out.Options = append(out.Options, v.Option)
+	}
+	return out, nil
+}

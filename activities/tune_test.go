@@ -1,0 +1,114 @@
+package activities
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"mlerl/artifacts"
+	"mlerl/artifacts/runstore"
+	"mlerl/codeactions"
+	"mlerl/internal/testenv"
+	"mlerl/model"
+	"mlerl/sandbox"
+	"mlerl/tasks"
+)
+
+// Tuning on real leaf data in the real sandbox: a standard-scaled logistic regression's
+// variants along the transform slot are written as samples differing only there, and the
+// power-transformed one cross-validates better, the change that carries leaf's medals.
+func TestTuneVariantsOnLeaf(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	sb, err := sandbox.NewLocal(testenv.Python, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tasks.Builtin()
+	spec, _ := reg.Get("leaf-classification")
+	root := t.TempDir()
+	store := artifacts.FS{Root: filepath.Join(root, "r")}
+	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb, Tasks: reg, Layout: tasks.Layout{DataDir: dataDir}, Python: testenv.Python, ScratchDir: t.TempDir()}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	call := func(fn, in, out any) error {
+		t.Helper()
+		v, err := env.ExecuteActivity(fn, in)
+		if err != nil {
+			return err
+		}
+		return v.Get(out)
+	}
+	lib := codeactions.TabularClassification
+	names := map[string]string{"imports": "full", "load": "input", "target": "label-encoder", "features": "all", "transform": "standard",
+		"model": "logreg", "strength": "s4", "validation": "none", "postprocess": "none", "submission": "aligned"}
+	toks, err := lib.TokensFor(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := lib.Render(toks, codeactions.SchemaOf(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	store.Put(ctx, runstore.Sample("it001-000").Program(), []byte(prog.Code))
+	putJSON(ctx, store, runstore.Sample("it001-000").Record(), sampleRecord{ID: "it001-000", Purpose: PurposeTrain, Sample: model.Sample{Tokens: toks}})
+	putJSON(ctx, store, runstore.Sample("llm-000").Record(), sampleRecord{ID: "llm-000", Purpose: PurposeTrain, LLM: &llmSample{Model: "m"}})
+
+	var kind TuneResult
+	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it001-000", Slot: -1}, &kind); err != nil {
+		t.Fatal(err)
+	}
+	if kind.Slots != 2 || kind.Base != "imports=full load=input target=label-encoder features=all model=logreg validation=none postprocess=none submission=aligned" || len(kind.IDs) != 0 {
+		t.Fatalf("kind %+v: want the options outside transform and strength, and nothing written", kind)
+	}
+	var llm TuneResult
+	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "llm-000", Slot: 0}, &llm); err != nil || llm.Note == "" || len(llm.IDs) != 0 {
+		t.Fatalf("an LLM's program has no code actions to vary: %+v, %v", llm, err)
+	}
+	var missing TuneResult
+	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it009-009", Slot: 0}, &missing); err != nil || missing.Note == "" || len(missing.IDs) != 0 {
+		t.Fatalf("a program without its record has nothing to tune: %+v, %v", missing, err)
+	}
+	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it001-000", Slot: 2}, &llm); err == nil || !strings.Contains(err.Error(), "tunes 2 slots") {
+		t.Fatalf("slot 2 of 2: want an error naming the library's slots, got %v", err)
+	}
+
+	var vs TuneResult
+	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it001-000", Slot: 0}, &vs); err != nil {
+		t.Fatal(err)
+	}
+	if vs.Slot != "transform" || !slices.Equal(vs.Options, []string{"none", "minmax", "power", "pca32", "pca64-whiten", "log1p"}) || len(vs.IDs) != len(vs.Options) {
+		t.Fatalf("transform variants %+v: want every other transform", vs)
+	}
+	for i, id := range vs.IDs {
+		var rec sampleRecord
+		if err := getJSON(ctx, store, runstore.Sample(id).Record(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Replace(lib.Describe(toks), "transform=standard", "transform="+vs.Options[i], 1)
+		if rec.Purpose != PurposeAnswerTune || rec.PrevID != "it001-000" || rec.Actions != want {
+			t.Fatalf("variant %s: %+v, want actions %q", id, rec, want)
+		}
+		if code, err := store.Get(ctx, runstore.Sample(id).Program()); err != nil || string(code) == prog.Code {
+			t.Fatalf("variant %s: its program must exist and differ from the original (%v)", id, err)
+		}
+	}
+	power := vs.IDs[slices.Index(vs.Options, "power")]
+	score := map[string]float64{}
+	for _, id := range []string{"it001-000", power} {
+		var cv CrossValidateResult
+		if err := call(a.CrossValidate, CrossValidateInput{Run: "r", Task: spec.ID, SampleID: id, Folds: 3}, &cv); err != nil || cv.Score == nil {
+			t.Fatalf("%s: %+v, %v", id, cv, err)
+		}
+		score[id] = *cv.Score
+	}
+	if score[power] >= score["it001-000"] {
+		t.Fatalf("3-fold log loss: power-transformed %.4f, standard-scaled %.4f; the power transform should win on leaf", score[power], score["it001-000"])
+	}
+	t.Logf("3-fold log loss at C=100: standard %.4f, power %.4f", score["it001-000"], score[power])
+}
