@@ -23,7 +23,17 @@ import (
 // The final answer on real leaf data in the real sandbox: two programs cross-validated on the
 // full public train, an ensemble chosen on their out-of-fold predictions, refit, blended and
 // graded on the test answers.
-func TestFinalAnswerOnLeaf(t *testing.T) {
+// onLeaf is the activities on real leaf data in the local sandbox, with run "r"'s store and a
+// call that runs one activity in the test environment.
+type onLeaf struct {
+	a      *Activities
+	spec   *tasks.Spec
+	layout tasks.Layout
+	store  artifacts.FS
+	env    *testsuite.TestActivityEnvironment
+}
+
+func newOnLeaf(t *testing.T) onLeaf {
 	dataDir := testenv.PreparedData(t, "leaf-classification")
 	sb, err := sandbox.NewLocal(testenv.Python, false)
 	if err != nil {
@@ -33,18 +43,29 @@ func TestFinalAnswerOnLeaf(t *testing.T) {
 	spec, _ := reg.Get("leaf-classification")
 	layout := tasks.Layout{DataDir: dataDir}
 	root := t.TempDir()
-	store := artifacts.FS{Root: filepath.Join(root, "r")}
 	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb, Tasks: reg, Layout: layout, Python: testenv.Python, ScratchDir: t.TempDir()}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
+	return onLeaf{a: a, spec: spec, layout: layout, store: artifacts.FS{Root: filepath.Join(root, "r")}, env: env}
+}
+
+// call runs activity fn on in and decodes its result into out.
+func (l onLeaf) call(fn, in, out any) error {
+	v, err := l.env.ExecuteActivity(fn, in)
+	if err != nil {
+		return err
+	}
+	return v.Get(out)
+}
+
+func TestFinalAnswerOnLeaf(t *testing.T) {
+	leaf := newOnLeaf(t)
+	a, spec, layout, store, reg, env := leaf.a, leaf.spec, leaf.layout, leaf.store, leaf.a.Tasks, leaf.env
+	var err error
 	call := func(fn, in, out any) {
 		t.Helper()
-		v, err := env.ExecuteActivity(fn, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := v.Get(out); err != nil {
+		if err := leaf.call(fn, in, out); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -176,7 +197,7 @@ out.to_csv('submission.csv', index=False)
 	}
 
 	// A task whose data is not prepared is bad input naming the command that prepares it.
-	b := &Activities{Runs: a.Runs, Sandbox: sb, Tasks: reg, Layout: tasks.Layout{DataDir: t.TempDir()}, Python: testenv.Python, ScratchDir: t.TempDir()}
+	b := &Activities{Runs: a.Runs, Sandbox: a.Sandbox, Tasks: reg, Layout: tasks.Layout{DataDir: t.TempDir()}, Python: testenv.Python, ScratchDir: t.TempDir()}
 	env.RegisterActivity(b)
 	if _, err := env.ExecuteActivity(b.CrossValidate, CrossValidateInput{Run: "r", Task: spec.ID, SampleID: "nearest", Folds: folds}); err == nil || !contains(err.Error(), ErrBadInput) || !contains(err.Error(), "starter tasks prepare") {
 		t.Fatalf("unprepared data: %v", err)

@@ -2,47 +2,21 @@ package activities
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"go.temporal.io/sdk/testsuite"
-
-	"mlerl/artifacts"
 	"mlerl/artifacts/runstore"
 	"mlerl/codeactions"
-	"mlerl/internal/testenv"
 	"mlerl/model"
-	"mlerl/sandbox"
-	"mlerl/tasks"
 )
 
 // Tuning on real leaf data in the real sandbox: a standard-scaled logistic regression's
 // variants along the transform slot are written as samples differing only there, and the
 // power-transformed one cross-validates better, the change that carries leaf's medals.
 func TestTuneVariantsOnLeaf(t *testing.T) {
-	dataDir := testenv.PreparedData(t, "leaf-classification")
-	sb, err := sandbox.NewLocal(testenv.Python, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := tasks.Builtin()
-	spec, _ := reg.Get("leaf-classification")
-	root := t.TempDir()
-	store := artifacts.FS{Root: filepath.Join(root, "r")}
-	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb, Tasks: reg, Layout: tasks.Layout{DataDir: dataDir}, Python: testenv.Python, ScratchDir: t.TempDir()}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivity(a)
-	call := func(fn, in, out any) error {
-		t.Helper()
-		v, err := env.ExecuteActivity(fn, in)
-		if err != nil {
-			return err
-		}
-		return v.Get(out)
-	}
+	leaf := newOnLeaf(t)
+	a, spec, store, call := leaf.a, leaf.spec, leaf.store, leaf.call
 	lib := codeactions.TabularClassification
 	names := map[string]string{"imports": "full", "load": "input", "target": "label-encoder", "features": "all", "transform": "standard",
 		"model": "logreg", "strength": "s4", "validation": "none", "postprocess": "none", "submission": "aligned"}
