@@ -140,9 +140,13 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 		return fmt.Sprintf("%.5f", *v)
 	}
 	if len(ans.Tuning) > 0 {
-		b.WriteString("Before the ensemble was chosen, the best candidates that are different programs apart from their tunable slots were tuned along them, one slot at a time, by the same cross-validation (each variant is a candidate below):\n\n| tuned | slot | variants tried | kept | its CV score |\n|---|---|---|---|---|\n")
+		b.WriteString("Before the ensemble was chosen, the best candidates that are different programs apart from their tunable slots were tuned along them, one slot at a time, by the same cross-validation, within `--final-tune-budget` times the candidates' sandbox time (each variant is a candidate below):\n\n| tuned | slot | variants tried | kept | its CV score |\n|---|---|---|---|---|\n")
 		for _, t := range ans.Tuning {
-			fmt.Fprintf(b, "| `%s` | %s | %d | `%s` | %s |\n", t.From, t.Slot, t.Tried, t.Kept, num(t.Score))
+			tried := fmt.Sprint(t.Tried)
+			if t.Skipped != "" {
+				tried = "none: " + t.Skipped
+			}
+			fmt.Fprintf(b, "| `%s` | %s | %s | `%s` | %s |\n", t.From, t.Slot, tried, t.Kept, num(t.Score))
 		}
 		b.WriteString("\n")
 	}

@@ -28,9 +28,11 @@ func (a *Activities) TuneVariants(ctx context.Context, in TuneInput) (TuneResult
 	if err != nil {
 		return TuneResult{}, badInput("%v", err)
 	}
-	spec, err := a.spec(in.Task)
+	// The spec alone: writing programs needs the task's shape, not its data, so this runs on
+	// the workflows' queue and never waits behind the sandboxes' cross-validations.
+	spec, err := a.Tasks.Get(in.Task)
 	if err != nil {
-		return TuneResult{}, err
+		return TuneResult{}, badInput("%v", err)
 	}
 	lib, err := codeactions.For(spec.Modality)
 	if err != nil {

@@ -329,15 +329,17 @@ type CrossValidateResult struct {
 	Tuned     string `json:"tuned,omitempty"`
 }
 
-// TuneStep is one pass of the answer's tuning: candidate From tuned along Slot, the options
-// tried, and the program kept (From itself when no variant cross-validated better) with its
-// out-of-fold score.
+// TuneStep is one pass of the answer's tuning: candidate From tuned along Slot, the variants
+// cross-validated, and the program kept (From itself when no variant cross-validated better)
+// with its out-of-fold score.
 type TuneStep struct {
 	From  string   `json:"from"`
 	Slot  string   `json:"slot"`
 	Tried int      `json:"tried"`
 	Kept  string   `json:"kept"`
 	Score *float64 `json:"score"`
+	// Skipped says why the pass ran no variant (its expected cost was over the budget left).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // TuneInput asks for the variants of candidate Of along its library's tunable slot number

@@ -116,6 +116,9 @@ type Settings struct {
 	// from its tunable slots (preprocessing, strength), are tuned along those slots by
 	// cross-validation before the ensemble is chosen (0: none).
 	FinalTune int `json:"final_tune,omitempty" yaml:"final_tune"`
+	// FinalTuneBudget bounds the tuning's sandbox time, as a multiple of the time the
+	// candidates' own cross-validation took.
+	FinalTuneBudget float64 `json:"final_tune_budget,omitempty" yaml:"final_tune_budget"`
 }
 
 // Defaults are the platform's best measured settings for the code-action network (the paper's
@@ -131,7 +134,7 @@ func Defaults() Settings {
 	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: RewardFoldsAuto, Reward: reward.SchemePaper, Seed: 1,
 		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveBest, RedrawRepeats: 8, ContinueEvery: 10,
 		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: p,
-		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25, FinalTune: 3}
+		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25, FinalTune: 3, FinalTuneBudget: 1}
 }
 
 // RewardFoldsAuto lets the task decide the reward folds (ForTask): three where the protocol is
@@ -206,6 +209,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("--final-folds must be at least 2 (k-fold cross-validation), got %d; or turn the final answer off with --final-candidates 0", s.FinalFolds)
 	case s.FinalTune < 0:
 		return fmt.Errorf("--final-tune must be 0 (no tuning) or more, got %d", s.FinalTune)
+	case s.FinalTune > 0 && !(s.FinalTuneBudget > 0):
+		return fmt.Errorf("--final-tune-budget must be positive (a multiple of the candidates' cross-validation time), got %v; or turn tuning off with --final-tune 0", s.FinalTuneBudget)
 	case s.FinalCandidates > 0 && s.EnsembleRounds < 1:
 		return fmt.Errorf("--ensemble-rounds must be at least 1, got %d", s.EnsembleRounds)
 	case s.Policy.Temperature <= 0 || s.Policy.TopP <= 0 || s.Policy.TopP > 1 || s.Policy.Hidden < 1:

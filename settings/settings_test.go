@@ -77,6 +77,7 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		{"negative sandbox budget", func(s *Settings) { s.SandboxSeconds = -1 }, "--sandbox-seconds must be 0"},
 		{"unknown per-run instrumenter", func(s *Settings) { s.Instrumenter = "ast" }, "instrumenter must be empty"},
 		{"negative final candidates", func(s *Settings) { s.FinalCandidates = -1 }, "--final-candidates must be 0"},
+		{"no tuning budget", func(s *Settings) { s.FinalTuneBudget = 0 }, "--final-tune-budget must be positive"},
 		{"one final fold", func(s *Settings) { s.FinalFolds = 1 }, "--final-folds must be at least 2"},
 		{"zero ensemble rounds", func(s *Settings) { s.EnsembleRounds = 0 }, "--ensemble-rounds must be at least 1"},
 		{"zero top-p", func(s *Settings) { s.Policy.TopP = 0 }, "top_p in (0, 1]"},

@@ -38,8 +38,11 @@ func TestRunEndToEnd(t *testing.T) {
 
 	runDir := filepath.Join(t.TempDir(), "run")
 	var out bytes.Buffer
-	// One candidate tuned (the default tunes three: each variant costs five runs).
-	err = runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "2", "--batch", "4", "--final-tune", "1",
+	// Three candidates, and one of them tuned with budget to spare so both passes run whatever
+	// it costs (the defaults, 8 candidates and 3 tuned within the candidates' own
+	// cross-validation time, would double this test's time).
+	err = runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "2", "--batch", "4",
+		"--final-candidates", "3", "--final-tune", "1", "--final-tune-budget", "100",
 		"--eval-samples", "2", "--data-dir", dataDir, "--out", runDir, "--temporal-address", srv.FrontendHostPort()}, &out)
 	t.Log(out.String())
 	if err != nil {
@@ -150,7 +153,7 @@ func TestRunEndToEnd(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d training samples were valid", valid, len(results))
-	// The final answer at the defaults: a blend of cross-validated programs, graded on the test
+	// The final answer at the default folds: a blend of cross-validated programs, graded on the test
 	// answers, first in the table, its members and weights in the report.
 	if valid > 0 {
 		var ans activities.FinalAnswer

@@ -57,6 +57,7 @@ func Start(o Options) (*Workers, error) {
 			w.RegisterActivity(a.SaveState)
 			w.RegisterActivity(a.LoadState)
 			w.RegisterActivity(a.CandidatePrograms)
+			w.RegisterActivity(a.TuneVariants)
 		case RoleExec:
 			w = sdkworker.New(o.Client, queues.Exec, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.Slots})
 			w.RegisterActivity(a.InstrumentPrograms)
@@ -64,7 +65,6 @@ func Start(o Options) (*Workers, error) {
 			w.RegisterActivity(a.FinalGrade)
 			// The final answer's steps read the task's data, which lives where programs run.
 			w.RegisterActivity(a.CrossValidate)
-			w.RegisterActivity(a.TuneVariants)
 			w.RegisterActivity(a.SelectEnsemble)
 			w.RegisterActivity(a.BlendAnswer)
 		case RoleGPU:

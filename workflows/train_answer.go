@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -206,7 +207,8 @@ func (r *trainRun) crossValidate(ctx workflow.Context, ids []string) (results []
 // current one. Power-transformed logistic regression carries every leaf medal measured, and
 // runs that sampled only standard-scaled ones lost them; tuning the best programs' settings is
 // what an engineer does next. Every scored variant whose predictions are new joins the
-// candidates the ensemble chooses from. A step that fails ends that candidate's tuning with a
+// candidates the ensemble chooses from. The variants may cost FinalTuneBudget times the
+// sandbox time the candidates did; a step that fails ends that candidate's tuning with a
 // warning: tuning only adds candidates.
 func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAnswer, scored []activities.CrossValidateResult) []activities.CrossValidateResult {
 	in := r.in
@@ -216,6 +218,16 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 			same[c.PredictionsSHA256] = c.SampleID
 		}
 	}
+	// The budget: FinalTuneBudget times the sandbox time the candidates' own cross-validation
+	// took. A pass whose variants would cost more (about their number times the cost of the
+	// program they vary) than is left is skipped: on leaf the best candidate was once a
+	// stacking whose folds took 1.5 minutes each, and tuning it would have cost several times
+	// all the candidates.
+	// Runs started before the budget (version 1) tune without one.
+	budget, spent := math.Inf(1), 0.0
+	if workflow.GetVersion(ctx, "answer-tuning-budget", workflow.DefaultVersion, 1) >= 1 {
+		budget = in.FinalTuneBudget * ans.SandboxSeconds
+	}
 	bases := map[string]bool{}
 	tuned := 0
 	for _, cand := range slices.Clone(scored) {
@@ -223,7 +235,7 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 			break
 		}
 		var kind activities.TuneResult
-		if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "what %s is apart from its tunable slots", cand.SampleID), r.acts.TuneVariants,
+		if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "what %s is apart from its tunable slots", cand.SampleID), r.acts.TuneVariants,
 			activities.TuneInput{Run: in.Run, Task: in.Task, Of: cand.SampleID, Slot: -1}).Get(ctx, &kind); err != nil {
 			// Tuning only adds candidates: the answer goes on without it.
 			r.logger.Warn("tuning skipped a candidate", "sample", cand.SampleID, "error", err)
@@ -237,21 +249,27 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 		cur := cand
 		for slot := 0; slot < kind.Slots; slot++ {
 			var vs activities.TuneResult
-			if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "variants of %s along tunable slot %d", cur.SampleID, slot), r.acts.TuneVariants,
+			if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "variants of %s along tunable slot %d", cur.SampleID, slot), r.acts.TuneVariants,
 				activities.TuneInput{Run: in.Run, Task: in.Task, Of: cur.SampleID, Slot: slot}).Get(ctx, &vs); err != nil {
 				r.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", err)
 				break
+			}
+			step := activities.TuneStep{From: cur.SampleID, Slot: vs.Slot, Tried: len(vs.IDs), Kept: cur.SampleID, Score: cur.Score}
+			if cost := float64(len(vs.IDs)) * cur.DurationS; spent+cost > budget {
+				step.Tried, step.Skipped = 0, fmt.Sprintf("%d variants would take about %.0f sandbox-seconds; %.0f of the tuning's %.0f were left", len(vs.IDs), cost, budget-spent, budget)
+				ans.Tuning = append(ans.Tuning, step)
+				continue
 			}
 			results, badInput := r.crossValidate(ctx, vs.IDs)
 			if badInput != "" {
 				r.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", badInput)
 				break
 			}
-			step := activities.TuneStep{From: cur.SampleID, Slot: vs.Slot, Tried: len(vs.IDs), Kept: cur.SampleID, Score: cur.Score}
 			next := cur
 			for i, cv := range results {
 				cv.TunedFrom, cv.Tuned = cur.SampleID, vs.Slot+"="+vs.Options[i]
 				ans.SandboxSeconds += cv.DurationS
+				spent += cv.DurationS
 				// A variant that is another candidate's program may still be the one to tune on.
 				if cv.Score != nil && better(r.st.Task.LowerIsBetter, *cv.Score, step.Score) {
 					step.Kept, step.Score, next = cv.SampleID, cv.Score, cv

@@ -258,6 +258,80 @@ func TestNoFinalAnswerWhenTurnedOff(t *testing.T) {
 // program it varies, and the next slot varies the kept one. Every new variant joins the
 // ensemble's candidates; one repeating a candidate's predictions is left out.
 func TestFinalAnswerTunesTheBestCandidatesSlotBySlot(t *testing.T) {
+	f, res, board := runTuning(t, func(id string) float64 {
+		if strings.HasPrefix(id, "tune-") {
+			return 1
+		}
+		return 10 // the three candidates: a budget of 30 s for the six variants' 6
+	})
+	a := res.Answer
+	var steps []string
+	for _, s := range a.Tuning {
+		steps = append(steps, s.From+" "+s.Slot+" -> "+s.Kept)
+	}
+	power := func(of string) string { return "tune-" + of + "-transform-power" }
+	want := []string{
+		board[0] + " transform -> " + power(board[0]), power(board[0]) + " strength -> tune-" + power(board[0]) + "-strength-s4",
+		board[2] + " transform -> " + power(board[2]), power(board[2]) + " strength -> tune-" + power(board[2]) + "-strength-s4",
+	}
+	if !slices.Equal(steps, want) {
+		t.Fatalf("tuning steps\n%v\nwant\n%v", strings.Join(steps, "\n"), strings.Join(want, "\n"))
+	}
+	// Three candidates and five variants each for the two kinds tuned; the standard-scaled
+	// ones repeat their program's predictions and stay out of the ensemble.
+	if len(a.Candidates) != 3+2*3 {
+		t.Fatalf("%d candidates, want 3 and 6 variants: %+v", len(a.Candidates), a.Candidates)
+	}
+	for _, c := range a.Candidates[3:] {
+		if c.TunedFrom == "" || c.Tuned == "" {
+			t.Fatalf("variant %s does not say what it varies: %+v", c.SampleID, c)
+		}
+		if strings.HasSuffix(c.SampleID, "-standard") != (c.SameAs != "") || slices.Contains(f.ensembled, c.SampleID) == (c.SameAs != "") {
+			t.Fatalf("variant %s: same as %q, ensembled %v", c.SampleID, c.SameAs, f.ensembled)
+		}
+	}
+	if len(f.ensembled) != 3+4 || !strings.HasSuffix(f.ensembled[0], "-strength-s4") || !strings.HasSuffix(f.ensembled[2], "-transform-power") {
+		t.Fatalf("ensembled %v, want the 7 programs with new predictions, best first", f.ensembled)
+	}
+	// Every cross-validation is counted: 3 candidates' 30 s and 6 variants' 6, plus refits.
+	if a.SandboxSeconds < 36 {
+		t.Fatalf("sandbox seconds %v, want at least the cross-validations' 36", a.SandboxSeconds)
+	}
+}
+
+// Tuning spends at most the candidates' own cross-validation time: a pass whose variants would
+// cost more than is left (their number times the program's cost) is skipped, and says so.
+func TestFinalAnswerTuningKeepsToItsBudget(t *testing.T) {
+	// The candidates took 6 s: the first kind's passes cost 2 * 2 s and 1 * 2 s, which leaves
+	// nothing for the second kind's.
+	_, res, board := runTuning(t, func(string) float64 { return 2 })
+	var ran, skipped []string
+	for _, s := range res.Answer.Tuning {
+		if s.Skipped != "" {
+			skipped = append(skipped, s.From+" "+s.Slot)
+			if s.Tried != 0 || s.Kept != s.From || !strings.Contains(s.Skipped, "0 of the tuning's 6 were left") {
+				t.Fatalf("skipped pass %+v", s)
+			}
+		} else {
+			ran = append(ran, s.From+" "+s.Slot)
+		}
+	}
+	if len(ran) != 2 || !strings.HasPrefix(ran[0], board[0]+" ") || !slices.Equal(skipped, []string{board[2] + " transform", board[2] + " strength"}) {
+		t.Fatalf("passes run %v, skipped %v", ran, skipped)
+	}
+	for _, c := range res.Answer.Candidates {
+		if c.TunedFrom == board[2] {
+			t.Fatalf("a skipped pass's variant %s was cross-validated", c.SampleID)
+		}
+	}
+}
+
+// runTuning runs a workflow whose answer tunes two kinds of program: the three candidates are
+// a logistic regression, another of the same kind and a forest; each has a power-transformed
+// variant that is better, a standard-scaled one making the candidate's own predictions and a
+// strength s4 variant better still.
+func runTuning(t *testing.T, cvSeconds func(id string) float64) (*fakeRun, TrainResult, []string) {
+	t.Helper()
 	slots := []struct {
 		name    string
 		options []string
@@ -301,6 +375,7 @@ func TestFinalAnswerTunesTheBestCandidatesSlotBySlot(t *testing.T) {
 		}
 		return "oof-" + id
 	}
+	f.cvSeconds = cvSeconds
 	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, score)
 	in := input()
 	in.FinalCandidates, in.FinalFolds, in.FinalTune = 3, 4, 2
@@ -310,38 +385,5 @@ func TestFinalAnswerTunesTheBestCandidatesSlotBySlot(t *testing.T) {
 	}
 	var res TrainResult
 	env.GetWorkflowResult(&res)
-	board := f.candidates[0][:3]
-	a := res.Answer
-	var steps []string
-	for _, s := range a.Tuning {
-		steps = append(steps, s.From+" "+s.Slot+" -> "+s.Kept)
-	}
-	power := func(of string) string { return "tune-" + of + "-transform-power" }
-	want := []string{
-		board[0] + " transform -> " + power(board[0]), power(board[0]) + " strength -> tune-" + power(board[0]) + "-strength-s4",
-		board[2] + " transform -> " + power(board[2]), power(board[2]) + " strength -> tune-" + power(board[2]) + "-strength-s4",
-	}
-	if !slices.Equal(steps, want) {
-		t.Fatalf("tuning steps\n%v\nwant\n%v", strings.Join(steps, "\n"), strings.Join(want, "\n"))
-	}
-	// Three candidates and five variants each for the two kinds tuned; the standard-scaled
-	// ones repeat their program's predictions and stay out of the ensemble.
-	if len(a.Candidates) != 3+2*3 {
-		t.Fatalf("%d candidates, want 3 and 6 variants: %+v", len(a.Candidates), a.Candidates)
-	}
-	for _, c := range a.Candidates[3:] {
-		if c.TunedFrom == "" || c.Tuned == "" {
-			t.Fatalf("variant %s does not say what it varies: %+v", c.SampleID, c)
-		}
-		if strings.HasSuffix(c.SampleID, "-standard") != (c.SameAs != "") || slices.Contains(f.ensembled, c.SampleID) == (c.SameAs != "") {
-			t.Fatalf("variant %s: same as %q, ensembled %v", c.SampleID, c.SameAs, f.ensembled)
-		}
-	}
-	if len(f.ensembled) != 3+4 || !strings.HasSuffix(f.ensembled[0], "-strength-s4") || !strings.HasSuffix(f.ensembled[2], "-transform-power") {
-		t.Fatalf("ensembled %v, want the 7 programs with new predictions, best first", f.ensembled)
-	}
-	// Every cross-validation is counted: 3 candidates and 6 variants, 2 s each, plus refits.
-	if a.SandboxSeconds < 9*2 {
-		t.Fatalf("sandbox seconds %v, want at least the 9 cross-validations' 18", a.SandboxSeconds)
-	}
+	return f, res, f.candidates[0][:3]
 }

@@ -65,6 +65,8 @@ type fakeRun struct {
 	// inputs.
 	tune  func(in activities.TuneInput) activities.TuneResult
 	tunes []activities.TuneInput
+	// cvSeconds is each cross-validation's sandbox time, when set (else 2 s).
+	cvSeconds func(id string) float64
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -165,7 +167,11 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			if f.predictions != nil {
 				digest = f.predictions(in.SampleID)
 			}
-			return activities.CrossValidateResult{SampleID: in.SampleID, Score: score(in.SampleID), DurationS: 2, PredictionsSHA256: digest}, nil
+			d := 2.0
+			if f.cvSeconds != nil {
+				d = f.cvSeconds(in.SampleID)
+			}
+			return activities.CrossValidateResult{SampleID: in.SampleID, Score: score(in.SampleID), DurationS: d, PredictionsSHA256: digest}, nil
 		})
 	env.OnActivity(a.TuneVariants, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.TuneInput) (activities.TuneResult, error) {
