@@ -67,13 +67,14 @@ func (a *Activities) TuneVariants(ctx context.Context, in TuneInput) (TuneResult
 		return TuneResult{}, badInput("tunable slot %d: the %s library tunes %d slots", in.Slot, lib.Modality, len(lib.Tunable))
 	}
 	out.Slot = lib.Tunable[in.Slot]
-	variants, err := lib.Variants(of.Sample.Tokens, out.Slot, codeactions.SchemaOf(spec))
+	schema := codeactions.SchemaOf(spec)
+	variants, err := lib.Variants(of.Sample.Tokens, out.Slot, schema)
 	if err != nil {
 		return TuneResult{}, badInput("tuning %s: %v", in.Of, err)
 	}
 	for _, v := range variants {
 		id := fmt.Sprintf("tune-%s-%s-%s", in.Of, out.Slot, v.Option)
-		prog, err := lib.Render(v.Tokens, codeactions.SchemaOf(spec))
+		prog, err := lib.Render(v.Tokens, schema)
 		if err != nil {
 			return TuneResult{}, badInput("tuning %s: %v", in.Of, err)
 		}

@@ -156,13 +156,9 @@ func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities
 		}
 		for _, cv := range results {
 			ans.SandboxSeconds += cv.DurationS
-			if distinct && cv.Score != nil && cv.PredictionsSHA256 != "" {
-				if first, ok := samePredictions[cv.PredictionsSHA256]; ok {
-					cv.SameAs, cv.Reason = first, fmt.Sprintf("the same out-of-fold predictions as `%s`: left out", first)
-					ans.Candidates = append(ans.Candidates, cv)
-					continue
-				}
-				samePredictions[cv.PredictionsSHA256] = cv.SampleID
+			if distinct && leftOutAsRepeat(samePredictions, &cv) {
+				ans.Candidates = append(ans.Candidates, cv)
+				continue
 			}
 			kept++
 			ans.Candidates = append(ans.Candidates, cv)
@@ -172,6 +168,20 @@ func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities
 		}
 	}
 	return scored
+}
+
+// leftOutAsRepeat marks cv left out when its out-of-fold predictions repeat those of the
+// program first holds for their digest, and otherwise records cv as the first to make them.
+func leftOutAsRepeat(first map[string]string, cv *activities.CrossValidateResult) bool {
+	if cv.Score == nil || cv.PredictionsSHA256 == "" {
+		return false
+	}
+	if f, ok := first[cv.PredictionsSHA256]; ok {
+		cv.SameAs, cv.Reason = f, fmt.Sprintf("the same out-of-fold predictions as `%s`: left out", f)
+		return true
+	}
+	first[cv.PredictionsSHA256] = cv.SampleID
+	return false
 }
 
 // crossValidate cross-validates ids at once, each candidate's folds one after another in one
@@ -274,13 +284,9 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 				if cv.Score != nil && better(r.st.Task.LowerIsBetter, *cv.Score, step.Score) {
 					step.Kept, step.Score, next = cv.SampleID, cv.Score, cv
 				}
-				if cv.Score != nil && cv.PredictionsSHA256 != "" {
-					if first, ok := same[cv.PredictionsSHA256]; ok {
-						cv.SameAs, cv.Reason = first, fmt.Sprintf("the same out-of-fold predictions as `%s`: left out", first)
-						ans.Candidates = append(ans.Candidates, cv)
-						continue
-					}
-					same[cv.PredictionsSHA256] = cv.SampleID
+				if leftOutAsRepeat(same, &cv) {
+					ans.Candidates = append(ans.Candidates, cv)
+					continue
 				}
 				ans.Candidates = append(ans.Candidates, cv)
 				if cv.Score == nil {
