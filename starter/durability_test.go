@@ -180,7 +180,7 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4", "--final-candidates", "2", "--final-folds", "2", "--final-tune", "0",
-			"--eval-samples", "1", "--data-dir", dataDir, "--out", runDir}, out)
+			"--reward-folds", "1", "--eval-samples", "1", "--data-dir", dataDir, "--out", runDir}, out)
 	}()
 	waitFor(t, "the first iteration", 3*time.Minute, func() bool {
 		b, _ := os.ReadFile(filepath.Join(runDir, runstore.MetricsKey))

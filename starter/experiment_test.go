@@ -46,7 +46,7 @@ func TestExperimentRunsKillAndResume(t *testing.T) {
 tasks: [leaf-classification, nomad2018-predict-transparent-conductors, spooky-author-identification]
 arms: [rl, static]
 seeds: [5]
-flags: [--iterations, "2", --batch, "2", --oversample, "1", --eval-samples, "1", --final-candidates, "2", --final-folds, "2", --final-tune, "0"]
+flags: [--iterations, "2", --batch, "2", --oversample, "1", --eval-samples, "1", --final-candidates, "2", --final-folds, "2", --final-tune, "0", --reward-folds, "1"]
 max_concurrent: 1
 pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}
 `)

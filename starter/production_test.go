@@ -36,7 +36,7 @@ func TestRunWithS3StoreAndDockerSandbox(t *testing.T) {
 	runDir := filepath.Join(t.TempDir(), "prod")
 	var out bytes.Buffer
 	err = runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "2", "--batch", "4", "--eval-samples", "1", "--final-candidates", "2", "--final-folds", "2", "--final-tune", "0",
-		"--store", "s3://mlerl-test/runs", "--sandbox", "docker", "--temporal-address", srv.FrontendHostPort(),
+		"--reward-folds", "1", "--store", "s3://mlerl-test/runs", "--sandbox", "docker", "--temporal-address", srv.FrontendHostPort(),
 		"--data-dir", dataDir, "--out", runDir}, &out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())

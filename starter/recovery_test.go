@@ -40,7 +40,7 @@ func TestFailedRunResumesFromTheLastGoodCheckpoint(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "4", "--batch", "2", "--oversample", "1", "--final-candidates", "2", "--final-folds", "2", "--final-tune", "0",
-			"--eval-samples", "1", "--data-dir", dataDir, "--out", runDir, "--temporal-address", address}, out)
+			"--reward-folds", "1", "--eval-samples", "1", "--data-dir", dataDir, "--out", runDir, "--temporal-address", address}, out)
 	}()
 	waitFor(t, "two iterations", 4*time.Minute, func() bool {
 		b, _ := os.ReadFile(filepath.Join(runDir, runstore.MetricsKey))
