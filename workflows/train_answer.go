@@ -266,7 +266,7 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 			}
 			step := activities.TuneStep{From: cur.SampleID, Slot: vs.Slot, Tried: len(vs.IDs), Kept: cur.SampleID, Score: cur.Score}
 			if cost := float64(len(vs.IDs)) * cur.DurationS; spent+cost > budget {
-				step.Tried, step.Skipped = 0, fmt.Sprintf("%d variants would take about %.0f sandbox-seconds; %.0f of the tuning's %.0f were left", len(vs.IDs), cost, budget-spent, budget)
+				step.Tried, step.Skipped = 0, fmt.Sprintf("%d variants would take about %.0f sandbox-seconds, and the tuning had spent %.0f of its %.0f", len(vs.IDs), cost, spent, budget)
 				ans.Tuning = append(ans.Tuning, step)
 				continue
 			}

@@ -309,7 +309,7 @@ func TestFinalAnswerTuningKeepsToItsBudget(t *testing.T) {
 	for _, s := range res.Answer.Tuning {
 		if s.Skipped != "" {
 			skipped = append(skipped, s.From+" "+s.Slot)
-			if s.Tried != 0 || s.Kept != s.From || !strings.Contains(s.Skipped, "0 of the tuning's 6 were left") {
+			if s.Tried != 0 || s.Kept != s.From || !strings.Contains(s.Skipped, "the tuning had spent 6 of its 6") {
 				t.Fatalf("skipped pass %+v", s)
 			}
 		} else {
