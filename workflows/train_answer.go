@@ -156,12 +156,12 @@ func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities
 		}
 		for _, cv := range results {
 			ans.SandboxSeconds += cv.DurationS
-			if distinct && leftOutAsRepeat(samePredictions, &cv) {
-				ans.Candidates = append(ans.Candidates, cv)
+			repeat := distinct && leftOutAsRepeat(samePredictions, &cv)
+			ans.Candidates = append(ans.Candidates, cv)
+			if repeat {
 				continue
 			}
 			kept++
-			ans.Candidates = append(ans.Candidates, cv)
 			if cv.Score != nil {
 				scored = append(scored, cv)
 			}
@@ -284,15 +284,11 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 				if cv.Score != nil && better(r.st.Task.LowerIsBetter, *cv.Score, step.Score) {
 					step.Kept, step.Score, next = cv.SampleID, cv.Score, cv
 				}
-				if leftOutAsRepeat(same, &cv) {
-					ans.Candidates = append(ans.Candidates, cv)
-					continue
-				}
+				repeat := leftOutAsRepeat(same, &cv)
 				ans.Candidates = append(ans.Candidates, cv)
-				if cv.Score == nil {
-					continue
+				if !repeat && cv.Score != nil {
+					scored = append(scored, cv)
 				}
-				scored = append(scored, cv)
 			}
 			ans.Tuning = append(ans.Tuning, step)
 			cur = next
