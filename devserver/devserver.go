@@ -29,6 +29,7 @@ type Server struct {
 	cmd     *exec.Cmd
 	exited  chan error
 	logFile string
+	lock    *os.File // the state lock; the server process holds it too
 }
 
 // Options configure the dev server.
@@ -87,26 +88,111 @@ var errBusy = errors.New("SQLite file busy")
 // SQLite file (a killed starter's server shutting down: Pdeathsig sends it SIGTERM, and it may
 // take seconds to let go), it tries again until busyWait has passed, so a resume right after a
 // crash does not fail.
+//
+// The SQLite file alone does not say when the old server is gone: one still shutting down
+// takes the file's lock only now and then, so a new server may start beside it and then stall
+// on every write (seen in CI: a resume whose workflows never started). So each server holds an
+// advisory lock on DBFile+".lock" for its whole life, through an inherited descriptor, and Start
+// first waits for that lock.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	deadline := time.Now().Add(busyWait)
+	lock, err := lockStateFile(ctx, o.DBFile, deadline)
+	if err != nil {
+		return nil, err
+	}
 	for {
-		s, err := start(ctx, o)
+		s, err := start(ctx, o, lock)
+		if err == nil {
+			return s, nil
+		}
 		if !errors.Is(err, errBusy) {
-			return s, err
+			lock.Close()
+			return nil, err
 		}
 		if time.Now().After(deadline) {
+			lock.Close()
 			return nil, fmt.Errorf("%w: another process still holds %s after %v: stop the Temporal server using it (ps aux | grep %s), then try again",
 				err, o.DBFile, busyWait, filepath.Base(o.DBFile))
 		}
 		select {
 		case <-ctx.Done():
+			lock.Close()
 			return nil, ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}
 }
 
-func start(ctx context.Context, o Options) (*Server, error) {
+// lockStateFile takes the exclusive lock of dbFile's lock file, waiting until deadline while
+// another server holds it. The lock lives as long as any process holds the returned file: the
+// server inherits it, so a starter killed outright leaves it held until its server has exited.
+// That server got SIGTERM from Pdeathsig; one still there after orphanGrace is ended with
+// SIGKILL, as Stop would have done had its starter lived.
+func lockStateFile(ctx context.Context, dbFile string, deadline time.Time) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(dbFile), 0o755); err != nil {
+		return nil, err
+	}
+	name := dbFile + ".lock"
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the Temporal state lock: %w", err)
+	}
+	graceEnds := time.Now().Add(orphanGrace)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", name, err)
+		}
+		server, owner := readHolder(name)
+		if time.Now().After(graceEnds) && server > 0 && !alive(owner) && serves(server, dbFile) {
+			syscall.Kill(-server, syscall.SIGKILL) // its own process group, as start made it
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("%w: the Temporal server with pid %d (started by pid %d) still holds %s after %v: stop it (kill %d), then try again",
+				errBusy, server, owner, dbFile, busyWait, server)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// orphanGrace is how long a server whose starter is gone may take to exit on its SIGTERM.
+var orphanGrace = 10 * time.Second
+
+// recordHolder writes the server's pid and this process's into the lock file they hold.
+func recordHolder(lock *os.File, server int) {
+	if lock.Truncate(0) == nil {
+		lock.WriteAt(fmt.Appendf(nil, "%d %d\n", server, os.Getpid()), 0)
+	}
+}
+
+// readHolder reads the pids recordHolder wrote: 0 for what it cannot read.
+func readHolder(name string) (server, owner int) {
+	b, _ := os.ReadFile(name)
+	fmt.Sscan(string(b), &server, &owner)
+	return server, owner
+}
+
+func alive(pid int) bool {
+	return pid > 0 && syscall.Kill(pid, 0) == nil
+}
+
+// serves says whether pid is still a process serving dbFile (and not a reused pid).
+func serves(pid int, dbFile string) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && strings.Contains(string(cmdline), dbFile)
+}
+
+func start(ctx context.Context, o Options, lock *os.File) (*Server, error) {
 	var err error
 	if o.Port == 0 {
 		if o.Port, err = FreePort(); err != nil {
@@ -142,12 +228,14 @@ func start(ctx context.Context, o Options) (*Server, error) {
 	// takes its server along instead of leaving one that holds the SQLite file with no worker,
 	// which a later resume would follow forever.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.ExtraFiles = []*os.File{lock} // fd 3: the server holds the state lock until it exits
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("starting the Temporal dev server (%s): %w", o.CLI, err)
 	}
+	recordHolder(lock, cmd.Process.Pid)
 	s := &Server{Address: fmt.Sprintf("127.0.0.1:%d", o.Port), UIURL: fmt.Sprintf("http://localhost:%d", o.UIPort),
-		cmd: cmd, exited: make(chan error, 1), logFile: o.LogFile}
+		cmd: cmd, exited: make(chan error, 1), logFile: o.LogFile, lock: lock}
 	go func() { s.exited <- cmd.Wait(); logf.Close() }()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -190,6 +278,7 @@ func (s *Server) Stop() {
 		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.exited
 	}
+	s.lock.Close()
 }
 
 // WorkflowURL is the Web UI page of a workflow in the default namespace.

@@ -3,11 +3,14 @@ package devserver
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,5 +132,70 @@ time.sleep(float(sys.argv[2]))`, opts.DBFile, seconds)
 	defer srv.Stop()
 	if log, _ := os.ReadFile(opts.LogFile); !strings.Contains(string(log), "SQLITE_BUSY") {
 		t.Fatal("the lock was never met: this test no longer exercises the wait")
+	}
+}
+
+// A server keeps the state lock for its whole life, so a second Start on the same file waits
+// and then fails naming the holder; a server whose starter is gone and that outlives its
+// SIGTERM (the case a resume right after a kill -9 meets) is ended, and Start goes on.
+func TestStartWaitsForTheServerHoldingTheState(t *testing.T) {
+	cli := testenv.TemporalCLI(t)
+	testenv.RequirePython(t)
+	dir := t.TempDir()
+	ctx := context.Background()
+	opts := Options{CLI: cli, DBFile: filepath.Join(dir, "temporal.db"), LogFile: filepath.Join(dir, "temporal.log")}
+	oldWait, oldGrace := busyWait, orphanGrace
+	defer func() { busyWait, orphanGrace = oldWait, oldGrace }()
+
+	srv, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busyWait = 2 * time.Second
+	_, err = Start(ctx, opts)
+	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(srv.cmd.Process.Pid)) || !strings.Contains(err.Error(), "still holds") {
+		srv.Stop()
+		t.Fatalf("a second server on a held state file must fail naming the holder's pid %d, got %v", srv.cmd.Process.Pid, err)
+	}
+	srv.Stop()
+
+	// An orphan: holds the lock through an inherited descriptor, ignores SIGTERM, and its
+	// recorded starter has exited.
+	lock, err := os.OpenFile(opts.DBFile+".lock", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("the stopped server left its lock held: %v", err)
+	}
+	orphan := exec.Command(testenv.Python, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(300)", opts.DBFile)
+	orphan.ExtraFiles = []*os.File{lock}
+	orphan.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	gone := exec.Command("true")
+	gone.Run()
+	lock.Truncate(0)
+	lock.WriteAt(fmt.Appendf(nil, "%d %d\n", orphan.Process.Pid, gone.Process.Pid), 0)
+	lock.Close()
+	ended := make(chan error, 1)
+	go func() { ended <- orphan.Wait() }()
+
+	busyWait, orphanGrace = 60*time.Second, time.Second
+	srv, err = Start(ctx, opts)
+	if err != nil {
+		orphan.Process.Kill()
+		t.Fatalf("the server must start once the orphan is ended: %v", err)
+	}
+	defer srv.Stop()
+	select {
+	case err := <-ended:
+		if err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("the orphan ended with %v, want killed", err)
+		}
+	case <-time.After(5 * time.Second):
+		orphan.Process.Kill()
+		t.Fatal("Start went on while the orphan still held the state")
 	}
 }

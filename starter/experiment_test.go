@@ -199,9 +199,11 @@ func resumeDiagnosis(dir string) string {
 			fmt.Fprintf(&b, "  %d samples, %d with results; checkpoints: %v\n", len(all), len(results), globNames(filepath.Join(run, runstore.CheckpointsDir, "*")))
 		}
 	}
-	if log, err := os.ReadFile(filepath.Join(dir, "worker.log")); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
-		fmt.Fprintf(&b, "worker.log, last %d of %d lines:\n%s\n", min(len(lines), 60), len(lines), strings.Join(lines[max(0, len(lines)-60):], "\n"))
+	for _, name := range []string{"worker.log", "temporal.log"} {
+		if log, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+			fmt.Fprintf(&b, "%s, last %d of %d lines:\n%s\n", name, min(len(lines), 60), len(lines), strings.Join(lines[max(0, len(lines)-60):], "\n"))
+		}
 	}
 	return b.String()
 }
