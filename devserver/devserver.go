@@ -153,6 +153,10 @@ func lockStateFile(ctx context.Context, dbFile string, deadline time.Time) (*os.
 		}
 		if time.Now().After(deadline) {
 			f.Close()
+			if server == 0 { // the lock file names no holder: say how to find it
+				return nil, fmt.Errorf("%w: another process still holds %s after %v: stop the Temporal server using it (ps aux | grep %s), then try again",
+					errBusy, name, busyWait, filepath.Base(dbFile))
+			}
 			return nil, fmt.Errorf("%w: the Temporal server with pid %d (started by pid %d) still holds %s after %v: stop it (kill %d), then try again",
 				errBusy, server, owner, dbFile, busyWait, server)
 		}
