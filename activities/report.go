@@ -143,8 +143,10 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 		b.WriteString("Before the ensemble was chosen, the best candidates that are different programs apart from their tunable slots were tuned along them, one slot at a time, by the same cross-validation, within `--final-tune-budget` times the candidates' sandbox time (each variant is a candidate below):\n\n| tuned | slot | variants tried | kept | its CV score |\n|---|---|---|---|---|\n")
 		for _, t := range ans.Tuning {
 			tried := fmt.Sprint(t.Tried)
-			if t.Skipped != "" {
+			if t.Skipped != "" && t.Tried == 0 {
 				tried = "none: " + t.Skipped
+			} else if t.Skipped != "" {
+				tried = fmt.Sprintf("%d, then stopped: %s", t.Tried, t.Skipped)
 			}
 			fmt.Fprintf(b, "| `%s` | %s | %s | `%s` | %s |\n", t.From, t.Slot, tried, t.Kept, num(t.Score))
 		}

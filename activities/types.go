@@ -338,7 +338,8 @@ type TuneStep struct {
 	Tried int      `json:"tried"`
 	Kept  string   `json:"kept"`
 	Score *float64 `json:"score"`
-	// Skipped says why the pass ran no variant (its expected cost was over the budget left).
+	// Skipped says why the pass ran no variant, or no more than Tried of them (the expected
+	// cost of the rest was over the budget left).
 	Skipped string `json:"skipped,omitempty"`
 }
 

@@ -30,7 +30,7 @@ func (s *Settings) Register(fs *flag.FlagSet) {
 	fs.IntVar(&s.FinalCandidates, "final-candidates", s.FinalCandidates, "the final answer: cross-validate this many of the run's best distinct programs (training and evaluation) on the full public train and submit their greedy ensemble (0: only best-of-K)")
 	fs.IntVar(&s.FinalFolds, "final-folds", s.FinalFolds, "folds of the final answer's cross-validation (each candidate costs this many runs, plus one refit per ensemble member)")
 	fs.IntVar(&s.FinalTune, "final-tune", s.FinalTune, "the final answer: tune this many of its best candidates (different programs apart from preprocessing and strength) along those slots, one slot at a time, by the same cross-validation, before choosing the ensemble (0: none; each variant costs --final-folds runs)")
-	fs.Float64Var(&s.FinalTuneBudget, "final-tune-budget", s.FinalTuneBudget, "the tuning's sandbox time, as a multiple of the time the candidates' own cross-validation took: a pass whose variants would cost more than is left is skipped")
+	fs.Float64Var(&s.FinalTuneBudget, "final-tune-budget", s.FinalTuneBudget, "the tuning's sandbox time, as a multiple of the time the candidates' own cross-validation took: a pass stops before variants whose estimated cost is more than is left")
 	fs.IntVar(&s.EnsembleRounds, "ensemble-rounds", s.EnsembleRounds, "rounds of greedy ensemble selection (Caruana et al.): at most this many copies of candidates in the ensemble")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the warm start, the samples and the updates")
 	fs.Var(negatedBool{&s.PPO.DurationWeight}, "no-duration-weight", "turn off the duration-aware gradient weight (ablation)")

@@ -229,13 +229,16 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 		}
 	}
 	// The budget: FinalTuneBudget times the sandbox time the candidates' own cross-validation
-	// took. A pass whose variants would cost more (about their number times the cost of the
-	// program they vary) than is left is skipped: on leaf the best candidate was once a
-	// stacking whose folds took 1.5 minutes each, and tuning it would have cost several times
-	// all the candidates.
-	// Runs started before the budget (version 1) tune without one.
+	// took. On leaf the best candidate was once a stacking whose folds took 1.5 minutes each,
+	// and tuning it would have cost several times all the candidates.
+	// Runs started before the budget (version 1 and earlier) tune without one; version 1 runs
+	// each pass at once when its variants' count times the program's cost fits; version 2
+	// runs a pass in waves, cheapest options first, and stops it when the next wave's
+	// extrapolated cost does not fit: strength variants grow with the strength (on nomad
+	// XGBoost's s5 cost 8 times its s2 parent), which the count times the parent missed.
 	budget, spent := math.Inf(1), 0.0
-	if workflow.GetVersion(ctx, "answer-tuning-budget", workflow.DefaultVersion, 1) >= 1 {
+	version := workflow.GetVersion(ctx, "answer-tuning-budget", workflow.DefaultVersion, 2)
+	if version >= 1 {
 		budget = in.FinalTuneBudget * ans.SandboxSeconds
 	}
 	bases := map[string]bool{}
@@ -264,37 +267,88 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 				r.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", err)
 				break
 			}
-			step := activities.TuneStep{From: cur.SampleID, Slot: vs.Slot, Tried: len(vs.IDs), Kept: cur.SampleID, Score: cur.Score}
-			if cost := float64(len(vs.IDs)) * cur.DurationS; spent+cost > budget {
-				step.Tried, step.Skipped = 0, fmt.Sprintf("%d variants would take about %.0f sandbox-seconds, and the tuning had spent %.0f of its %.0f", len(vs.IDs), cost, spent, budget)
-				ans.Tuning = append(ans.Tuning, step)
-				continue
-			}
-			results, badInput := r.crossValidate(ctx, vs.IDs)
-			if badInput != "" {
-				r.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", badInput)
-				break
-			}
+			step := activities.TuneStep{From: cur.SampleID, Slot: vs.Slot, Kept: cur.SampleID, Score: cur.Score}
 			next := cur
-			for i, cv := range results {
-				cv.TunedFrom, cv.Tuned = cur.SampleID, vs.Slot+"="+vs.Options[i]
-				ans.SandboxSeconds += cv.DurationS
-				spent += cv.DurationS
-				// A variant that is another candidate's program may still be the one to tune on.
-				if cv.Score != nil && better(r.st.Task.LowerIsBetter, *cv.Score, step.Score) {
-					step.Kept, step.Score, next = cv.SampleID, cv.Score, cv
+			var seen []float64 // the pass's variants' costs, in the order run
+			stopped := false
+			for start := 0; start < len(vs.IDs); {
+				wave := len(vs.IDs) - start
+				if version >= 2 {
+					wave = min(wave, tuneWave)
 				}
-				repeat := leftOutAsRepeat(same, &cv)
-				ans.Candidates = append(ans.Candidates, cv)
-				if !repeat && cv.Score != nil {
-					scored = append(scored, cv)
+				cost := float64(wave) * cur.DurationS
+				if version >= 2 {
+					cost = nextCosts(cur.DurationS, seen, wave)
 				}
+				if spent+cost > budget {
+					left := len(vs.IDs) - start
+					if version >= 2 && left > wave {
+						cost = nextCosts(cur.DurationS, seen, left)
+					}
+					step.Skipped = fmt.Sprintf("%d variants would take about %.0f sandbox-seconds, and the tuning had spent %.0f of its %.0f", left, cost, spent, budget)
+					break
+				}
+				ids := vs.IDs[start : start+wave]
+				results, badInput := r.crossValidate(ctx, ids)
+				if badInput != "" {
+					r.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", badInput)
+					stopped = true
+					break
+				}
+				for i, cv := range results {
+					cv.TunedFrom, cv.Tuned = cur.SampleID, vs.Slot+"="+vs.Options[start+i]
+					ans.SandboxSeconds += cv.DurationS
+					spent += cv.DurationS
+					seen = append(seen, cv.DurationS)
+					// A variant that is another candidate's program may still be the one to tune on.
+					if cv.Score != nil && better(r.st.Task.LowerIsBetter, *cv.Score, step.Score) {
+						step.Kept, step.Score, next = cv.SampleID, cv.Score, cv
+					}
+					repeat := leftOutAsRepeat(same, &cv)
+					ans.Candidates = append(ans.Candidates, cv)
+					if !repeat && cv.Score != nil {
+						scored = append(scored, cv)
+					}
+				}
+				step.Tried += wave
+				start += wave
+			}
+			if stopped {
+				if step.Tried > 0 {
+					ans.Tuning = append(ans.Tuning, step)
+				}
+				break
 			}
 			ans.Tuning = append(ans.Tuning, step)
 			cur = next
 		}
 	}
 	return scored
+}
+
+// tuneWave is how many of a pass's variants are cross-validated at once: the default worker
+// runs two sandboxes, and each wave's costs refine the estimate for the next.
+const tuneWave = 2
+
+// nextCosts estimates what the next n variants of a tuning pass cost, given the program's own
+// cost and the costs of the pass's variants run so far, cheapest options first. Costs grow
+// with the option (strength s0..s5 adds rounds and trees), so the estimate extrapolates the
+// last step's growth geometrically from the larger of the program's cost and the last one
+// seen; it never assumes a variant cheaper than the program it varies.
+func nextCosts(parent float64, seen []float64, n int) float64 {
+	base, growth := parent, 1.0
+	if k := len(seen); k > 0 {
+		base = max(parent, seen[k-1])
+		if k > 1 && seen[k-2] > 0 && seen[k-1] > seen[k-2] {
+			growth = seen[k-1] / seen[k-2]
+		}
+	}
+	total, c := 0.0, base
+	for range n {
+		c *= growth
+		total += c
+	}
+	return total
 }
 
 // selectAndRefit weighs the scored candidates by greedy ensemble selection and refits each

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"hash/fnv"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -326,16 +327,121 @@ func TestFinalAnswerTuningKeepsToItsBudget(t *testing.T) {
 	}
 }
 
+// A pass runs its variants in waves, cheapest options first, and stops when the next wave's
+// cost, extrapolated from the costs seen, would not fit: strength variants grow with the
+// strength, and counting them at the cost of the program they vary once overspent the budget
+// twofold (nomad, experiment defaults3).
+func TestFinalAnswerTuningStopsAPassWhoseCostsGrow(t *testing.T) {
+	strengths := []string{"s0", "s1", "s2", "s3", "s4", "s5"}
+	f, res, board := runTuningWith(t, []tunableSlot{{"transform", []string{"power", "standard"}}, {"strength", strengths}},
+		func(id string) float64 {
+			if !strings.HasPrefix(id, "tune-") {
+				return 10 // the three candidates: a budget of 30 s
+			}
+			for i, s := range strengths {
+				if strings.HasSuffix(id, "-strength-"+s) {
+					return float64(int(1) << i) // 1, 2, 4, ... 32 s
+				}
+			}
+			return 1
+		})
+	a := res.Answer
+	// The first kind: transform (2 s), then strength's s0-s1 (3 s) and s2-s3 (an estimate of
+	// 12 s, run for 12 s); s4-s5 would take about 48 s more, over the 30 s. The old estimate,
+	// six variants at the power-transformed program's 1 s, would have run all six for 63 s.
+	// The second kind: nothing fits the 13 s left at its program's 10 s a variant.
+	type pass struct {
+		from, slot, kept, skipped string
+		tried                     int
+	}
+	var got []pass
+	for _, s := range a.Tuning {
+		got = append(got, pass{s.From, s.Slot, s.Kept, s.Skipped, s.Tried})
+	}
+	power := "tune-" + board[0] + "-transform-power"
+	want := []pass{
+		{board[0], "transform", power, "", 2},
+		{power, "strength", power, "2 variants would take about 48 sandbox-seconds, and the tuning had spent 17 of its 30", 4},
+		{board[2], "transform", board[2], "2 variants would take about 20 sandbox-seconds, and the tuning had spent 17 of its 30", 0},
+		{board[2], "strength", board[2], "6 variants would take about 60 sandbox-seconds, and the tuning had spent 17 of its 30", 0},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("tuning passes\n%+v\nwant\n%+v", got, want)
+	}
+	var ran []string
+	for _, c := range a.Candidates {
+		if c.TunedFrom != "" {
+			ran = append(ran, c.SampleID)
+		}
+	}
+	wantRan := []string{power, "tune-" + board[0] + "-transform-standard"}
+	for _, s := range strengths[:4] {
+		wantRan = append(wantRan, "tune-"+power+"-strength-"+s)
+	}
+	if !slices.Equal(ran, wantRan) {
+		t.Fatalf("variants cross-validated %v, want %v", ran, wantRan)
+	}
+	// The waves ran one after another: s2 and s3 were scheduled after s0 and s1 had finished.
+	var order []string
+	for _, id := range f.crossVal {
+		if strings.Contains(id, "-strength-") {
+			order = append(order, id[strings.LastIndex(id, "-")+1:])
+		}
+	}
+	if len(order) == 4 {
+		slices.Sort(order[:2]) // a wave's two may start in either order
+		slices.Sort(order[2:])
+	}
+	if !slices.Equal(order, strengths[:4]) {
+		t.Fatalf("strength variants cross-validated in the order %v, want %v", order, strengths[:4])
+	}
+}
+
+// nextCosts extrapolates a pass's costs: the program's cost until a variant is seen, then the
+// last step's growth from the larger of the program's and the last variant's costs.
+func TestNextCosts(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		parent float64
+		seen   []float64
+		n      int
+		want   float64
+	}{
+		{"nothing seen: the program's cost each", 3, nil, 4, 12},
+		{"one seen, cheaper: never below the program", 3, []float64{1}, 2, 6},
+		{"one seen, dearer: its cost each", 3, []float64{5}, 2, 10},
+		{"doubling: 8 then 16", 1, []float64{2, 4}, 2, 24},
+		{"shrinking costs: the last one's each, no extrapolation down", 1, []float64{4, 2}, 2, 4},
+		{"growth from below the program starts at the program's cost", 10, []float64{1, 3}, 1, 30},
+		{"a zero cost seen (a failed run) does not divide", 1, []float64{0, 2}, 1, 2},
+		{"no variants", 5, []float64{1, 2}, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := nextCosts(c.parent, c.seen, c.n); math.Abs(got-c.want) > 1e-9 {
+				t.Fatalf("nextCosts(%v, %v, %d) = %v, want %v", c.parent, c.seen, c.n, got, c.want)
+			}
+		})
+	}
+}
+
 // runTuning runs a workflow whose answer tunes two kinds of program: the three candidates are
 // a logistic regression, another of the same kind and a forest; each has a power-transformed
 // variant that is better, a standard-scaled one making the candidate's own predictions and a
 // strength s4 variant better still.
 func runTuning(t *testing.T, cvSeconds func(id string) float64) (*fakeRun, TrainResult, []string) {
 	t.Helper()
-	slots := []struct {
-		name    string
-		options []string
-	}{{"transform", []string{"power", "standard"}}, {"strength", []string{"s4"}}}
+	return runTuningWith(t, []tunableSlot{{"transform", []string{"power", "standard"}}, {"strength", []string{"s4"}}}, cvSeconds)
+}
+
+// tunableSlot is a slot the fake TuneVariants varies and its options, cheapest first.
+type tunableSlot struct {
+	name    string
+	options []string
+}
+
+// runTuningWith is runTuning with the tunable slots given.
+func runTuningWith(t *testing.T, slots []tunableSlot, cvSeconds func(id string) float64) (*fakeRun, TrainResult, []string) {
+	t.Helper()
 	bases := []string{"logreg", "logreg", "forest"} // the second candidate is a kind already tuned
 	f := &fakeRun{}
 	f.tune = func(in activities.TuneInput) activities.TuneResult {
