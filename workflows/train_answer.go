@@ -231,7 +231,7 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 	// The budget: FinalTuneBudget times the sandbox time the candidates' own cross-validation
 	// took. On leaf the best candidate was once a stacking whose folds took 1.5 minutes each,
 	// and tuning it would have cost several times all the candidates.
-	// Runs started before the budget (version 1 and earlier) tune without one; version 1 runs
+	// Runs started before the budget (the default version) tune without one; version 1 runs
 	// each pass at once when its variants' count times the program's cost fits; version 2
 	// runs a pass in waves, cheapest options first, and stops it when the next wave's
 	// extrapolated cost does not fit: strength variants grow with the strength (on nomad
