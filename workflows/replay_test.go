@@ -21,6 +21,8 @@ import (
 //	experiment leafmatched, stopped mid-iteration by its budget (version stop-at-sandbox-budget)
 //	train-pause-then-continue-as-new: a pause arriving while a segment hands over
 //	train-resumed-segment-stopped: the last segment of a paused, resumed and stopped run
+//	train-answer-tuning-waves: an rl cell of experiment tuneablate (nomad, seed 241, the
+//	defaults) whose answer tuned in waves within its budget (version 2 of answer-tuning-budget)
 //	experiment-small: an Experiment of 2 tasks with data and 1 without × rl, static and
 //	static-matched (children, matched budgets, curve grading, ledger saves)
 func TestRecordedHistoriesReplay(t *testing.T) {
