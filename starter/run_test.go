@@ -174,14 +174,14 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Fatalf("the answer's submission regrades %+v %v, the run says %v", g, err, *ans.Test.Report.Score)
 		}
 		// The best candidate was tuned along leaf's two tunable slots, transform then strength,
-		// each variant a stored program cross-validated like the candidates; a pass whose
-		// variants would cost more than the budget has left runs none and says so.
+		// each variant a stored program cross-validated like the candidates; a pass stops
+		// before variants that would cost more than the budget has left and says so.
 		if len(ans.Tuning) != 2 || ans.Tuning[0].Slot != "transform" || ans.Tuning[1].Slot != "strength" || ans.Tuning[1].From != ans.Tuning[0].Kept {
 			t.Fatalf("tuning: %+v", ans.Tuning)
 		}
 		tried := 0
 		for _, step := range ans.Tuning {
-			if (step.Tried > 0) == (step.Skipped != "") {
+			if step.Tried == 0 && step.Skipped == "" {
 				t.Errorf("tuning pass %+v: it must either try variants or say why it tried none", step)
 			}
 			tried += step.Tried
