@@ -235,7 +235,7 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 	// each pass at once when its variants' count times the program's cost fits; version 2
 	// runs a pass in waves, cheapest options first, and stops it when the next wave's
 	// extrapolated cost does not fit: strength variants grow with the strength (on nomad
-	// XGBoost's s5 cost 8 times its s2 parent), which the count times the parent missed.
+	// an s5 variant cost 8 times the program it varied), which the count times it missed.
 	budget, spent := math.Inf(1), 0.0
 	version := workflow.GetVersion(ctx, "answer-tuning-budget", workflow.DefaultVersion, 2)
 	if version >= 1 {
@@ -273,11 +273,9 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 			stopped := false
 			for start := 0; start < len(vs.IDs); {
 				wave := len(vs.IDs) - start
-				if version >= 2 {
-					wave = min(wave, tuneWave)
-				}
 				cost := float64(wave) * cur.DurationS
 				if version >= 2 {
+					wave = min(wave, tuneWave)
 					cost = nextCosts(cur.DurationS, seen, wave)
 				}
 				if spent+cost > budget {
