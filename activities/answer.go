@@ -209,7 +209,8 @@ func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (Ense
 
 // BlendAnswer blends the members' test submissions (leak-free: their refit on the full public
 // train, which FinalGrade ran; paper protocol: their runs on the test split) with the chosen
-// weights, stores the answer and grades it on the test answers.
+// weights, stores the answer and grades it on the test answers. With in.Untuned it blends the
+// untuned answer's members instead, to its own key, and stores no answer.
 func (a *Activities) BlendAnswer(ctx context.Context, in BlendInput) (FinalGradeResult, error) {
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
@@ -219,10 +220,31 @@ func (a *Activities) BlendAnswer(ctx context.Context, in BlendInput) (FinalGrade
 	if err != nil {
 		return FinalGradeResult{}, err
 	}
+	members, cal, key := in.Answer.Members, in.Answer.Calibration, runstore.AnswerSubmissionKey
+	if in.Untuned {
+		if in.Answer.Untuned == nil {
+			return FinalGradeResult{}, badInput("an untuned blend was asked for an answer without an untuned choice")
+		}
+		members, cal, key = in.Answer.Untuned.Members, in.Answer.Untuned.Calibration, runstore.UntunedSubmissionKey
+	}
+	finish := func(g grading.Result, duration float64) (FinalGradeResult, error) {
+		rep := grading.NewReport(spec, g, store.Location(key), time.Now())
+		res := FinalGradeResult{SampleID: "final-answer", Report: rep, Reason: g.Reason, DurationS: duration}
+		if in.Untuned {
+			res.SampleID = "untuned-answer"
+			return res, nil
+		}
+		ans := in.Answer
+		ans.Test = &res
+		if err := putJSON(ctx, store, runstore.AnswerKey, ans); err != nil {
+			return FinalGradeResult{}, err
+		}
+		return res, nil
+	}
 	var tables []ensemble.Table
 	var weights []float64
 	duration := 0.0
-	for _, m := range in.Answer.Members {
+	for _, m := range members {
 		dir := runstore.Sample(m.SampleID)
 		if in.Protocol != settings.Paper {
 			dir = dir.Final()
@@ -237,36 +259,26 @@ func (a *Activities) BlendAnswer(ctx context.Context, in BlendInput) (FinalGrade
 		}
 		if err != nil {
 			// A member whose refit wrote nothing usable: the answer is not valid, and says why.
-			return a.storeAnswer(ctx, store, spec, in.Answer, grading.Result{Exists: false,
+			return finish(grading.Result{Exists: false,
 				Reason: fmt.Sprintf("member %s has no readable test submission (%v)", m.SampleID, err)}, duration)
 		}
 		tables, weights = append(tables, t), append(weights, m.Weight)
 	}
 	blend, err := ensemble.Blend(tables, weights, align(spec))
-	if err == nil && in.Answer.Calibration != nil {
-		blend, err = in.Answer.Calibration.Apply(blend, index(blend.Header, spec.IDColumn))
+	if err == nil && cal != nil {
+		blend, err = cal.Apply(blend, index(blend.Header, spec.IDColumn))
 	}
 	if err != nil {
-		return a.storeAnswer(ctx, store, spec, in.Answer, grading.Result{Exists: false, Reason: "the members' test submissions cannot be blended: " + err.Error()}, duration)
+		return finish(grading.Result{Exists: false, Reason: "the members' test submissions cannot be blended: " + err.Error()}, duration)
 	}
-	if err := store.Put(ctx, runstore.AnswerSubmissionKey, blend.CSV()); err != nil {
+	if err := store.Put(ctx, key, blend.CSV()); err != nil {
 		return FinalGradeResult{}, err
 	}
 	g, err := a.gradeTable(spec, blend, filepath.Join(a.Layout.Dirs(spec.ID, tasks.SplitTest).Private, spec.Files.Answers))
 	if err != nil {
 		return FinalGradeResult{}, err
 	}
-	return a.storeAnswer(ctx, store, spec, in.Answer, g, duration)
-}
-
-func (a *Activities) storeAnswer(ctx context.Context, store artifacts.Store, spec *tasks.Spec, ans FinalAnswer, g grading.Result, duration float64) (FinalGradeResult, error) {
-	rep := grading.NewReport(spec, g, store.Location(runstore.AnswerSubmissionKey), time.Now())
-	res := FinalGradeResult{SampleID: "final-answer", Report: rep, Reason: g.Reason, DurationS: duration}
-	ans.Test = &res
-	if err := putJSON(ctx, store, runstore.AnswerKey, ans); err != nil {
-		return FinalGradeResult{}, err
-	}
-	return res, nil
+	return finish(g, duration)
 }
 
 // align is how the task's rows are matched when submissions are blended.

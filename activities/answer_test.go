@@ -195,6 +195,23 @@ out.to_csv('submission.csv', index=False)
 	if err := getJSON(context.Background(), store, runstore.AnswerKey, &stored); err != nil || stored.Test == nil || len(stored.Members) != 2 {
 		t.Fatalf("answer.json: %+v %v", stored, err)
 	}
+	// The untuned answer's blend, here of the first member alone, is graded to its own key and
+	// leaves the stored answer as it was.
+	ans.Test, ans.Untuned = &test, &UntunedAnswer{Members: []AnswerMember{ans.Members[0]}}
+	ans.Untuned.Members[0].Weight = 1
+	var untuned FinalGradeResult
+	call(a.BlendAnswer, BlendInput{Run: "r", Task: spec.ID, Protocol: settings.LeakFree, Answer: ans, Untuned: true}, &untuned)
+	if untuned.SampleID != "untuned-answer" || untuned.Report.Score == nil || math.Abs(*untuned.Report.Score-*ans.Members[0].Test.Report.Score) > 1e-9 {
+		t.Fatalf("the untuned blend of one member must grade as that member alone (%v): %+v", *ans.Members[0].Test.Report.Score, untuned)
+	}
+	alone, _ := ensemble.Blend(tables[:1], []float64{1}, ensemble.Align{IDColumn: "id"})
+	if got, err := os.ReadFile(filepath.Join(store.Root, runstore.UntunedSubmissionKey)); err != nil || string(got) != string(alone.CSV()) {
+		t.Fatalf("the untuned submission is not the member's own: %v", err)
+	}
+	var after FinalAnswer
+	if err := getJSON(context.Background(), store, runstore.AnswerKey, &after); err != nil || after.Untuned != nil || *after.Test.Report.Score != *stored.Test.Report.Score {
+		t.Fatalf("the untuned blend changed answer.json: %+v %v", after, err)
+	}
 
 	// A task whose data is not prepared is bad input naming the command that prepares it.
 	b := &Activities{Runs: a.Runs, Sandbox: a.Sandbox, Tasks: reg, Layout: tasks.Layout{DataDir: t.TempDir()}, Python: testenv.Python, ScratchDir: t.TempDir()}

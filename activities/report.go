@@ -191,4 +191,34 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 	for _, f := range ans.RefitFailed {
 		fmt.Fprintf(b, "`%s` was chosen first but its refit on the full public train wrote no submission (%s); the ensemble was chosen again without it.\n\n", f.SampleID, f.Reason)
 	}
+	writeUntuned(b, ans.Untuned, num)
+}
+
+// writeUntuned says what the same choice made without the tuned variants: the tuning's effect
+// within the run.
+func writeUntuned(b *strings.Builder, u *UntunedAnswer, num func(*float64) string) {
+	if u == nil {
+		return
+	}
+	b.WriteString("Without the tuning (the same selection, refits and blend over the candidates before it, to measure what the tuning added): ")
+	if u.Note != "" {
+		fmt.Fprintf(b, "no test score, %s.\n\n", u.Note)
+		return
+	}
+	members := make([]string, len(u.Members))
+	for i, m := range u.Members {
+		members[i] = fmt.Sprintf("`%s` %.2f", m.SampleID, m.Weight)
+	}
+	test := "-"
+	if u.Test != nil {
+		test = num(u.Test.Report.Score)
+		if u.Test.Reason != "" && u.Test.Report.Score == nil {
+			test = "invalid: " + u.Test.Reason
+		}
+	}
+	same := ""
+	if u.SameAsAnswer {
+		same = " (the answer's own choice)"
+	}
+	fmt.Fprintf(b, "CV %s, test %s; members %s%s; its own refits used %.0f sandbox-seconds.\n\n", num(u.CVScore), test, strings.Join(members, ", "), same, u.SandboxSeconds)
 }

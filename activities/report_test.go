@@ -3,6 +3,8 @@ package activities
 import (
 	"strings"
 	"testing"
+
+	"mlerl/grading"
 )
 
 // The report's tuning table says, for each pass, how many variants ran and, when the budget
@@ -24,5 +26,35 @@ func TestReportTuningRows(t *testing.T) {
 		if !strings.Contains(b.String(), row+"\n") {
 			t.Errorf("the report has no row\n%s\nin\n%s", row, b.String())
 		}
+	}
+}
+
+// The answer chosen without the tuned variants is reported beside the answer, or why it has
+// no test score.
+func TestReportUntunedAnswer(t *testing.T) {
+	cv, test := 0.061, 0.0598
+	for _, tc := range []struct {
+		name string
+		u    *UntunedAnswer
+		want string // "" when there is no line
+	}{
+		{"not measured", nil, ""},
+		{"graded", &UntunedAnswer{Members: []AnswerMember{{SampleID: "a", Weight: 0.75}, {SampleID: "b", Weight: 0.25}}, CVScore: &cv,
+			Test: &FinalGradeResult{Report: grading.Report{Score: &test}}, SandboxSeconds: 12},
+			"CV 0.06100, test 0.05980; members `a` 0.75, `b` 0.25; its own refits used 12 sandbox-seconds."},
+		{"same", &UntunedAnswer{SameAsAnswer: true, Members: []AnswerMember{{SampleID: "a", Weight: 1}}, CVScore: &cv,
+			Test: &FinalGradeResult{Report: grading.Report{Score: &test}}},
+			"members `a` 1.00 (the answer's own choice)"},
+		{"refit failed", &UntunedAnswer{Note: "member a's refit on the full public train wrote no submission"},
+			"no test score, member a's refit on the full public train wrote no submission."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			writeAnswer(&b, &FinalAnswer{Folds: 5, Untuned: tc.u})
+			got := b.String()
+			if has := strings.Contains(got, "Without the tuning"); has != (tc.want != "") || !strings.Contains(got, tc.want) {
+				t.Fatalf("report\n%s\nwant a line with %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -399,6 +399,9 @@ type BlendInput struct {
 	Task     string            `json:"task"`
 	Protocol settings.Protocol `json:"protocol"`
 	Answer   FinalAnswer       `json:"answer"`
+	// Untuned blends Answer.Untuned's members to UntunedSubmissionKey instead, and leaves the
+	// stored answer alone.
+	Untuned bool `json:"untuned,omitempty"`
 }
 
 // FinalAnswer is a run's answer: the cross-validated ensemble of its best programs, refit on
@@ -421,4 +424,23 @@ type FinalAnswer struct {
 	// RefitFailed are members chosen by the ensemble whose refit on the full public train wrote
 	// no submission (a crash the folds did not meet); the ensemble was chosen again without them.
 	RefitFailed []FinalGradeResult `json:"refit_failed,omitempty"`
+	// Untuned is the answer the same selection, refits and blend make from the candidates
+	// before tuning: beside Test, what the tuning added in this run. Nil when the tuning kept
+	// no variant, and in runs recorded before it was measured.
+	Untuned *UntunedAnswer `json:"untuned,omitempty"`
+}
+
+// UntunedAnswer is a final answer chosen without the tuned variants (FinalAnswer.Untuned).
+type UntunedAnswer struct {
+	// SameAsAnswer: the answer chose no tuned variant, so greedy selection over the untuned
+	// candidates alone makes the same choice and nothing else was run.
+	SameAsAnswer bool                  `json:"same_as_answer,omitempty"`
+	Members      []AnswerMember        `json:"members,omitempty"`
+	CVScore      *float64              `json:"cv_score,omitempty"`
+	BlendCVScore *float64              `json:"blend_cv_score,omitempty"`
+	Calibration  *ensemble.Calibration `json:"calibration,omitempty"`
+	Test         *FinalGradeResult     `json:"test,omitempty"`
+	// SandboxSeconds is what the refits only this measurement needed cost, beyond the answer's.
+	SandboxSeconds float64 `json:"sandbox_seconds"`
+	Note           string  `json:"note,omitempty"` // why there is no test score
 }

@@ -44,6 +44,9 @@ type CellRecord struct {
 	// Answer is the run's final answer (the cross-validated ensemble of its best programs)
 	// graded on the test answers; its Validation is the ensemble's out-of-fold score.
 	Answer *Graded `json:"answer,omitempty"`
+	// Untuned is the answer the same run chose without its tuned variants, graded on the test
+	// answers: the tuning's effect within the run (nil when the tuning kept no variant).
+	Untuned *Graded `json:"untuned_answer,omitempty"`
 	// Curve is the best-so-far program at points of the training budget, graded on test.
 	Curve []CurvePoint `json:"curve,omitempty"`
 }

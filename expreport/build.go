@@ -783,7 +783,7 @@ func ruleText(r experiment.PassRule, seeds int) string {
 
 func (ix *index) cellsTable() Table {
 	t := Table{Name: "cells", Title: "Every cell",
-		Header: []string{"Task", "Arm", "Seed", "Status", "Reason", "Programs", "Sandbox s", "Best validation", "Best test", "Chosen test", "Answer test", "Best medal", "Answer medal"}}
+		Header: []string{"Task", "Arm", "Seed", "Status", "Reason", "Programs", "Sandbox s", "Best validation", "Best test", "Chosen test", "Answer test", "Untuned answer test", "Best medal", "Answer medal"}}
 	opt := func(v *float64) string {
 		if v == nil {
 			return "-"
@@ -806,10 +806,11 @@ func (ix *index) cellsTable() Table {
 			bv = c.Best.Validation
 		}
 		t.Rows = append(t.Rows, []string{c.Task, c.Arm, fmt.Sprint(c.Seed), c.Status, oneLine(c.Reason),
-			fmt.Sprint(c.Programs), num(c.SandboxSeconds, 1), opt(bv), test(c.Best), test(c.Chosen), test(c.Answer), medal, medalOf(c.Answer)})
+			fmt.Sprint(c.Programs), num(c.SandboxSeconds, 1), opt(bv), test(c.Best), test(c.Chosen), test(c.Answer), test(c.Untuned), medal, medalOf(c.Answer)})
 	}
 	t.Caption = "Every cell of the grid as the ledger records it; scores with 4 decimals, \"invalid\": graded but not " +
-		"valid on the test answers, \"-\": not graded."
+		"valid on the test answers, \"-\": not graded. \"Untuned answer test\": the answer the same run chose " +
+		"without its tuned variants (\"-\" when the tuning kept none), what the tuning added within the run."
 	return t
 }
 

@@ -363,6 +363,8 @@ func TestCellsTable(t *testing.T) {
 		{"cells", "Answer medal", []string{leaf, "rl", "1"}, "bronze"},
 		{"cells", "Answer medal", []string{leaf, "rl", "2"}, "none"},
 		{"cells", "Answer test", []string{leaf, "static-matched", "2"}, "-"},
+		{"cells", "Untuned answer test", []string{leaf, "rl", "2"}, "0.1900"},
+		{"cells", "Untuned answer test", []string{leaf, "rl", "1"}, "-"},
 		{"cells", "Best medal", []string{leaf, "rl", "1"}, "gold"},
 		{"cells", "Best medal", []string{leaf, "rl", "3"}, "none"},
 		{"cells", "Sandbox s", []string{leaf, "rl", "2"}, "120.0"},

@@ -104,6 +104,9 @@ func fixtureLedger(spec experiment.Spec) experiment.Ledger {
 					answerMedal = "bronze"
 				}
 				rec.Answer = graded(c.Task, f64(*v-0.02), answerMedal)
+				if c.Arm == "rl" && i == 1 {
+					rec.Untuned = graded(c.Task, f64(*v-0.01), "")
+				}
 			}
 			rec.BestValidation = v
 			rec.Programs, rec.SandboxSeconds, rec.WallSeconds, rec.Iterations = 32, rlSandbox[i], 200+float64(i), 4

@@ -106,6 +106,9 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (experiment.Ledger, er
 		if res.Answer != nil && res.Answer.Test != nil {
 			rec.Answer = graded(res.Answer.Test, res.Answer.CVScore)
 		}
+		if res.Answer != nil && res.Answer.Untuned != nil && res.Answer.Untuned.Test != nil {
+			rec.Untuned = graded(res.Answer.Untuned.Test, res.Answer.Untuned.CVScore)
+		}
 		tested := map[string]*float64{}
 		if rec.Best != nil {
 			tested[rec.Best.Sample] = rec.Best.Test

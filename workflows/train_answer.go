@@ -127,6 +127,14 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 			return ans, nil
 		}
 	}
+	// Since version 1 a run that tuned also chooses an answer without the tuned variants: the
+	// tuning's own effect, measured in one run (two runs' training diverges through the
+	// duration-aware update, so comparing runs with and without tuning mixes the two).
+	if in.FinalTune > 0 && workflow.GetVersion(ctx, "answer-untuned-baseline", workflow.DefaultVersion, 1) >= 1 {
+		if err := r.untunedAnswer(ctx, ans, scored, graded); err != nil {
+			return nil, err
+		}
+	}
 	var test activities.FinalGradeResult
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "blend %d members and grade the answer on the private test answers", len(ans.Members)), r.acts.BlendAnswer,
 		activities.BlendInput{Run: in.Run, Task: in.Task, Protocol: in.Protocol, Answer: *ans}).Get(ctx, &test); err != nil {
@@ -347,6 +355,77 @@ func nextCosts(parent float64, seen []float64, n int) float64 {
 		total += c
 	}
 	return total
+}
+
+// untunedAnswer sets ans.Untuned to the answer greedy selection, refits and blend make from
+// scored (best first) without its tuned variants and without members whose refit failed. A
+// run whose tuning kept no variant has nothing to measure. The refits it adds are its own
+// sandbox time, not the answer's.
+func (r *trainRun) untunedAnswer(ctx workflow.Context, ans *activities.FinalAnswer, scored []activities.CrossValidateResult, graded map[string]*activities.FinalGradeResult) error {
+	in := r.in
+	var ids []string
+	tuned := false
+	for _, cv := range scored {
+		switch {
+		case cv.TunedFrom != "":
+			tuned = true
+		case !slices.ContainsFunc(ans.RefitFailed, func(f activities.FinalGradeResult) bool { return f.SampleID == cv.SampleID }):
+			ids = append(ids, cv.SampleID)
+		}
+	}
+	if !tuned {
+		return nil
+	}
+	u := &activities.UntunedAnswer{}
+	ans.Untuned = u
+	if len(ids) == 0 {
+		u.Note = "no untuned candidate made valid out-of-fold predictions and a refit"
+		return nil
+	}
+	var ens activities.EnsembleResult
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "greedy ensemble selection over the %d untuned programs", len(ids)), r.acts.SelectEnsemble,
+		activities.EnsembleInput{Run: in.Run, Task: in.Task, Folds: in.FinalFolds, SampleIDs: ids, Rounds: in.EnsembleRounds}).Get(ctx, &ens); err != nil {
+		return err
+	}
+	u.Members, u.CVScore = ens.Members, &ens.CVScore
+	if !ens.Calibration.IsIdentity() {
+		u.BlendCVScore, u.Calibration = &ens.BlendCVScore, &ens.Calibration
+	}
+	u.SameAsAnswer = slices.EqualFunc(u.Members, ans.Members, func(a, b activities.AnswerMember) bool {
+		return a.SampleID == b.SampleID && a.Weight == b.Weight
+	})
+	futures := make([]workflow.Future, len(u.Members))
+	for i, m := range u.Members {
+		if graded[m.SampleID] == nil {
+			futures[i] = workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "refit untuned member %s and grade it on the private test answers", m.SampleID), r.acts.FinalGrade,
+				activities.FinalGradeInput{Run: in.Run, Task: in.Task, SampleID: m.SampleID, Protocol: in.Protocol})
+		}
+	}
+	for i := range u.Members {
+		m := &u.Members[i]
+		if futures[i] != nil {
+			var fg activities.FinalGradeResult
+			if err := futures[i].Get(ctx, &fg); err != nil {
+				return fmt.Errorf("refitting untuned member %s: %w", m.SampleID, err)
+			}
+			graded[m.SampleID] = &fg
+			u.SandboxSeconds += fg.DurationS
+		}
+		m.Test = graded[m.SampleID]
+		if !m.Test.Report.SubmissionExist && u.Note == "" {
+			u.Note = fmt.Sprintf("member %s's refit on the full public train wrote no submission", m.SampleID)
+		}
+	}
+	if u.Note != "" {
+		return nil
+	}
+	var test activities.FinalGradeResult
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "blend the %d untuned members and grade them on the private test answers", len(u.Members)), r.acts.BlendAnswer,
+		activities.BlendInput{Run: in.Run, Task: in.Task, Protocol: in.Protocol, Answer: *ans, Untuned: true}).Get(ctx, &test); err != nil {
+		return err
+	}
+	u.Test = &test
+	return nil
 }
 
 // selectAndRefit weighs the scored candidates by greedy ensemble selection and refits each

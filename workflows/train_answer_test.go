@@ -98,7 +98,7 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 		t.Fatalf("ensembled %v, want the candidates by cross-validation score %v", f.ensembled, board[:3])
 	}
 	a := res.Answer
-	if a == nil || a.Test == nil || f.blended == nil || len(a.Members) != 2 || len(a.Candidates) != 3 {
+	if a == nil || a.Test == nil || f.blended == nil || len(a.Members) != 2 || len(a.Candidates) != 3 || a.Untuned != nil {
 		t.Fatalf("answer %+v, blended %+v", a, f.blended)
 	}
 	// Every member is refit and graded alone, once: a program best-of-K already graded is not
@@ -287,16 +287,49 @@ func TestFinalAnswerTunesTheBestCandidatesSlotBySlot(t *testing.T) {
 		if c.TunedFrom == "" || c.Tuned == "" {
 			t.Fatalf("variant %s does not say what it varies: %+v", c.SampleID, c)
 		}
-		if strings.HasSuffix(c.SampleID, "-standard") != (c.SameAs != "") || slices.Contains(f.ensembled, c.SampleID) == (c.SameAs != "") {
-			t.Fatalf("variant %s: same as %q, ensembled %v", c.SampleID, c.SameAs, f.ensembled)
+		if strings.HasSuffix(c.SampleID, "-standard") != (c.SameAs != "") || slices.Contains(f.ensembles[0], c.SampleID) == (c.SameAs != "") {
+			t.Fatalf("variant %s: same as %q, ensembled %v", c.SampleID, c.SameAs, f.ensembles[0])
 		}
 	}
-	if len(f.ensembled) != 3+4 || !strings.HasSuffix(f.ensembled[0], "-strength-s4") || !strings.HasSuffix(f.ensembled[2], "-transform-power") {
-		t.Fatalf("ensembled %v, want the 7 programs with new predictions, best first", f.ensembled)
+	if ens := f.ensembles[0]; len(ens) != 3+4 || !strings.HasSuffix(ens[0], "-strength-s4") || !strings.HasSuffix(ens[2], "-transform-power") {
+		t.Fatalf("ensembled %v, want the 7 programs with new predictions, best first", ens)
 	}
 	// Every cross-validation is counted: 3 candidates' 30 s and 6 variants' 6, plus refits.
 	if a.SandboxSeconds < 36 {
 		t.Fatalf("sandbox seconds %v, want at least the cross-validations' 36", a.SandboxSeconds)
+	}
+}
+
+// A run that tuned also chooses, refits and blends an answer from its candidates before the
+// tuning, so one run measures what the tuning added; the answer itself is unchanged.
+func TestFinalAnswerMeasuresTheAnswerWithoutTheTuning(t *testing.T) {
+	f, res, board := runTuning(t, func(string) float64 { return 1 })
+	a := res.Answer
+	if len(f.ensembles) != 2 || len(f.blends) != 2 {
+		t.Fatalf("selections %v and %d blends, want the answer's and the untuned one's", f.ensembles, len(f.blends))
+	}
+	// The candidates in cross-validation order, the tuned variants left out.
+	if !slices.Equal(f.ensembles[1], board) {
+		t.Fatalf("untuned selection over %v, want the candidates %v", f.ensembles[1], board)
+	}
+	if !strings.HasPrefix(a.Members[0].SampleID, "tune-") || a.Test == nil || a.Test.SampleID != "final-answer" {
+		t.Fatalf("the answer changed: members %+v, test %+v", a.Members, a.Test)
+	}
+	u := a.Untuned
+	if u == nil || u.Note != "" || u.SameAsAnswer || u.Test == nil || u.Test.SampleID != "untuned-answer" || len(u.Members) != 2 {
+		t.Fatalf("untuned answer %+v", u)
+	}
+	for i, m := range u.Members {
+		if m.SampleID != board[i] || m.Test == nil || !slices.Contains(f.graded, m.SampleID) {
+			t.Fatalf("untuned member %d %+v: want %s refit and graded (graded %v)", i, m, board[i], f.graded)
+		}
+	}
+	// The untuned blend is asked for by flag, and the answer blended last is the run's own.
+	if b := f.blends[0]; !b.Untuned || b.Answer.Untuned == nil || len(b.Answer.Untuned.Members) != 2 || f.blends[1].Untuned {
+		t.Fatalf("blends %+v", f.blends)
+	}
+	if f.blended.Untuned == nil || f.blended.Untuned.Test == nil {
+		t.Fatalf("the stored answer does not hold the untuned one: %+v", f.blended.Untuned)
 	}
 }
 

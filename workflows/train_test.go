@@ -45,9 +45,11 @@ type fakeRun struct {
 	candidates [][]string
 	crossVal   []string
 	cvTimeout  time.Duration
-	ensembled  []string
+	ensembled  []string   // the latest selection's candidates
+	ensembles  [][]string // every selection's candidates, in order
 	blended    *activities.FinalAnswer
-	cvErr      error // CrossValidate's error, when set
+	blends     []activities.BlendInput // every blend, in order
+	cvErr      error                   // CrossValidate's error, when set
 	// predictions is each program's out-of-fold predictions' digest, when set (else each
 	// program's own).
 	predictions func(id string) string
@@ -186,6 +188,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env.OnActivity(a.SelectEnsemble, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.EnsembleInput) (activities.EnsembleResult, error) {
 			f.ensembled = in.SampleIDs
+			f.ensembles = append(f.ensembles, in.SampleIDs)
 			// The two best, in thirds: enough to check the members flow on to refits and blend.
 			out := activities.EnsembleResult{CVScore: 0.1}
 			for i, id := range in.SampleIDs[:min(2, len(in.SampleIDs))] {
@@ -195,6 +198,10 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 		})
 	env.OnActivity(a.BlendAnswer, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.BlendInput) (activities.FinalGradeResult, error) {
+			f.blends = append(f.blends, in)
+			if in.Untuned {
+				return activities.FinalGradeResult{SampleID: "untuned-answer"}, nil
+			}
 			f.blended = &in.Answer
 			return activities.FinalGradeResult{SampleID: "final-answer"}, nil
 		})

@@ -59,6 +59,9 @@ const (
 	AnswerSubmissionKey = "final-answer/submission.csv"
 	// AnswerKey is the final answer: members, weights, cross-validation and test scores.
 	AnswerKey = "final-answer/answer.json"
+	// UntunedSubmissionKey is the answer chosen the same way from the candidates before
+	// tuning, blended for the same test: a measurement of the tuning, not the run's answer.
+	UntunedSubmissionKey = "final-answer/untuned/submission.csv"
 	// ChoiceKey is the policy's best-of-K choice and its grade on the test answers
 	// (activities.FinalGradeResult): which samples/<id>/final/ is the choice's, since the final
 	// answer's members are refit there too.
