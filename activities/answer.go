@@ -146,13 +146,14 @@ func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (Ense
 		}
 	}
 	single := make([]*float64, len(tables))
+	al := align(spec)
 	score := func(counts []int) (float64, bool, error) {
 		activity.RecordHeartbeat(ctx, nil)
 		w := make([]float64, len(counts))
 		for i, c := range counts {
 			w[i] = float64(c)
 		}
-		blend, err := ensemble.Blend(tables, w, align(spec))
+		blend, err := ensemble.Blend(tables, w, al)
 		if err != nil {
 			return 0, false, nil // members that cannot be blended make no valid ensemble
 		}
@@ -175,9 +176,9 @@ func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (Ense
 	if err != nil {
 		return EnsembleResult{}, badInput("ensemble selection: %v", err)
 	}
-	out := EnsembleResult{CVScore: sel.Score, BlendCVScore: sel.Score, Rounds: len(sel.Steps), Calibration: ensemble.Identity}
+	out := EnsembleResult{CVScore: sel.Score, BlendCVScore: sel.Score, Rounds: len(sel.Steps), Calibration: ensemble.Identity, BlendLog1p: al.Log1p}
 	if calibrates(spec) {
-		blend, err := ensemble.Blend(tables, sel.Weights(), align(spec))
+		blend, err := ensemble.Blend(tables, sel.Weights(), al)
 		if err != nil {
 			return EnsembleResult{}, badInput("the chosen ensemble cannot be blended: %v", err)
 		}
@@ -220,12 +221,17 @@ func (a *Activities) BlendAnswer(ctx context.Context, in BlendInput) (FinalGrade
 	if err != nil {
 		return FinalGradeResult{}, err
 	}
+	// The test submissions are blended as the out-of-fold predictions were when the members
+	// were chosen, which the answer records.
+	al := align(spec)
 	members, cal, key := in.Answer.Members, in.Answer.Calibration, runstore.AnswerSubmissionKey
+	al.Log1p = in.Answer.BlendLog1p
 	if in.Untuned {
 		if in.Answer.Untuned == nil {
 			return FinalGradeResult{}, badInput("an untuned blend was asked for an answer without an untuned choice")
 		}
 		members, cal, key = in.Answer.Untuned.Members, in.Answer.Untuned.Calibration, runstore.UntunedSubmissionKey
+		al.Log1p = in.Answer.Untuned.BlendLog1p
 	}
 	finish := func(g grading.Result, duration float64) (FinalGradeResult, error) {
 		rep := grading.NewReport(spec, g, store.Location(key), time.Now())
@@ -264,7 +270,7 @@ func (a *Activities) BlendAnswer(ctx context.Context, in BlendInput) (FinalGrade
 		}
 		tables, weights = append(tables, t), append(weights, m.Weight)
 	}
-	blend, err := ensemble.Blend(tables, weights, align(spec))
+	blend, err := ensemble.Blend(tables, weights, al)
 	if err == nil && cal != nil {
 		blend, err = cal.Apply(blend, index(blend.Header, spec.IDColumn))
 	}
@@ -285,6 +291,8 @@ func (a *Activities) BlendAnswer(ctx context.Context, in BlendInput) (FinalGrade
 func align(spec *tasks.Spec) ensemble.Align {
 	// Labels (accuracy) and texts (word Jaccard) are voted on; probabilities and values averaged.
 	al := ensemble.Align{Integer: spec.Answers.Integer, Vote: spec.Metric == "accuracy" || spec.Metric == "mean-word-jaccard"}
+	// RMSLE grades log(1+x): the blend averages there (nomad's two targets, say).
+	al.Log1p = spec.Metric == "mean-column-rmsle"
 	if spec.Answers.MatchBy != "position" {
 		al.IDColumn = spec.IDColumn
 	}

@@ -183,6 +183,9 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 		}
 	}
 	note := fmt.Sprintf("%d members", len(ans.Members))
+	if ans.BlendLog1p {
+		note += "; blended as the weighted mean of log(1+x), the space RMSLE grades"
+	}
 	if ans.Calibration != nil {
 		note += fmt.Sprintf("; probabilities calibrated on the out-of-fold predictions (power %.3g, smoothing %.3g; CV %s before)",
 			ans.Calibration.Power, ans.Calibration.Smoothing, num(ans.BlendCVScore))

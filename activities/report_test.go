@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"mlerl/grading"
+	"mlerl/tasks"
 )
 
 // The report's tuning table says, for each pass, how many variants ran and, when the budget
@@ -56,5 +57,27 @@ func TestReportUntunedAnswer(t *testing.T) {
 				t.Fatalf("report\n%s\nwant a line with %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Blends average where the metric grades: log(1+x) for RMSLE (nomad), the values themselves
+// for probabilities and scores, a vote for labels and texts.
+func TestAlignFollowsTheMetric(t *testing.T) {
+	for _, tc := range []struct {
+		task        string
+		log1p, vote bool
+	}{
+		{"nomad2018-predict-transparent-conductors", true, false},
+		{"leaf-classification", false, false},
+		{"detecting-insults-in-social-commentary", false, false},
+		{"tweet-sentiment-extraction", false, true},
+	} {
+		spec, err := tasks.Builtin().Get(tc.task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if al := align(spec); al.Log1p != tc.log1p || al.Vote != tc.vote {
+			t.Errorf("%s (%s): %+v, want log1p %v and vote %v", tc.task, spec.Metric, al, tc.log1p, tc.vote)
+		}
 	}
 }

@@ -390,6 +390,9 @@ type EnsembleResult struct {
 	// same out-of-fold predictions (log-loss tasks; the identity elsewhere).
 	BlendCVScore float64              `json:"blend_cv_score"`
 	Calibration  ensemble.Calibration `json:"calibration"`
+	// BlendLog1p: the members were blended as the mean of log(1+x) (ensemble.Align.Log1p),
+	// and their test submissions must be blended the same way. False in runs recorded before.
+	BlendLog1p bool `json:"blend_log1p,omitempty"`
 }
 
 // BlendInput blends the members' test submissions (refit on the full public train) into the
@@ -415,7 +418,8 @@ type FinalAnswer struct {
 	// BlendCVScore and Calibration: see EnsembleResult (nil in runs recorded before calibration).
 	BlendCVScore *float64              `json:"blend_cv_score,omitempty"`
 	Calibration  *ensemble.Calibration `json:"calibration,omitempty"`
-	Test         *FinalGradeResult     `json:"test,omitempty"` // the blend graded on the test answers
+	BlendLog1p   bool                  `json:"blend_log1p,omitempty"` // see EnsembleResult
+	Test         *FinalGradeResult     `json:"test,omitempty"`        // the blend graded on the test answers
 	// SandboxSeconds is what cross-validation and the refits cost, on top of training.
 	SandboxSeconds float64 `json:"sandbox_seconds"`
 	Note           string  `json:"note,omitempty"` // why there is no answer, or what was left out
@@ -439,6 +443,7 @@ type UntunedAnswer struct {
 	CVScore      *float64              `json:"cv_score,omitempty"`
 	BlendCVScore *float64              `json:"blend_cv_score,omitempty"`
 	Calibration  *ensemble.Calibration `json:"calibration,omitempty"`
+	BlendLog1p   bool                  `json:"blend_log1p,omitempty"`
 	Test         *FinalGradeResult     `json:"test,omitempty"`
 	// SandboxSeconds is what the refits only this measurement needed cost, beyond the answer's.
 	SandboxSeconds float64 `json:"sandbox_seconds"`

@@ -77,6 +77,11 @@ type Align struct {
 	// Vote takes every column by weighted vote, numbers too: class labels (1, 2, 3) and
 	// texts are not quantities to average.
 	Vote bool
+	// Log1p averages numbers as log(1+x) and maps the mean back, for metrics that grade
+	// log(1+x) (RMSLE): there the blend is a weighted mean of the graded quantities, so its
+	// error on a row is never above the weighted mean of its members' errors. A column with a
+	// value at or below -1 is averaged as it is.
+	Log1p bool
 }
 
 // Blend combines tables with weights (non-negative, not all zero) into one in the first
@@ -149,12 +154,15 @@ func Blend(tables []Table, weights []float64, al Align) (Table, error) {
 	out := Table{Header: base.Header, Rows: make([][]string, len(base.Rows))}
 	for j := range base.Header {
 		numeric := j != idc && !al.Vote
+		logs := al.Log1p
 		for k := range used {
 			for _, r := range rows[k] {
 				if c := cols[k][j]; c >= len(r) {
 					return Table{}, fmt.Errorf("submission %d has a short row %v", k+1, r)
-				} else if _, err := strconv.ParseFloat(r[c], 64); err != nil {
+				} else if x, err := strconv.ParseFloat(r[c], 64); err != nil {
 					numeric = false
+				} else if x <= -1 {
+					logs = false
 				}
 			}
 		}
@@ -170,7 +178,13 @@ func Blend(tables []Table, weights []float64, al Align) (Table, error) {
 				v := 0.0
 				for k := range used {
 					x, _ := strconv.ParseFloat(rows[k][i][cols[k][j]], 64)
+					if logs {
+						x = math.Log1p(x)
+					}
 					v += w[k] * x
+				}
+				if logs {
+					v = math.Expm1(v)
 				}
 				if al.Integer {
 					v = math.Round(v)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,6 +204,22 @@ func TestRunEndToEnd(t *testing.T) {
 		rep, _ := os.ReadFile(filepath.Join(runDir, runstore.ReportKey))
 		if !strings.Contains(string(rep), "were tuned along them") {
 			t.Errorf("the report must show the tuning")
+		}
+		// A tuning that kept a variant is measured: the answer chosen without the variants is
+		// refit, blended to its own submission and graded like the answer.
+		kept := slices.ContainsFunc(ans.Candidates, func(c activities.CrossValidateResult) bool {
+			return c.TunedFrom != "" && c.Score != nil && c.SameAs == ""
+		})
+		if u := ans.Untuned; kept != (u != nil) {
+			t.Fatalf("the tuning kept a variant: %v, but the untuned answer is %+v", kept, u)
+		} else if u != nil && u.Note == "" {
+			g, err := grading.Grade(spec, filepath.Join(runDir, runstore.UntunedSubmissionKey), filepath.Join(tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitTest).Private, spec.Files.Answers))
+			if err != nil || g.Score == nil || u.Test == nil || u.Test.Report.Score == nil || math.Abs(*g.Score-*u.Test.Report.Score) > 1e-12 {
+				t.Fatalf("the untuned submission regrades %+v %v, the run says %+v", g, err, u.Test)
+			}
+			if !strings.Contains(string(rep), "Without the tuning") {
+				t.Errorf("the report must show the answer without the tuning")
+			}
 		}
 		if !strings.Contains(string(rep), "## Final answer") || !strings.Contains(out.String(), "mlerl final answer (2-fold CV ensemble)") {
 			t.Errorf("the report and the table must show the final answer")

@@ -391,6 +391,7 @@ func (r *trainRun) untunedAnswer(ctx workflow.Context, ans *activities.FinalAnsw
 	if !ens.Calibration.IsIdentity() {
 		u.BlendCVScore, u.Calibration = &ens.BlendCVScore, &ens.Calibration
 	}
+	u.BlendLog1p = ens.BlendLog1p
 	u.SameAsAnswer = slices.EqualFunc(u.Members, ans.Members, func(a, b activities.AnswerMember) bool {
 		return a.SampleID == b.SampleID && a.Weight == b.Weight
 	})
@@ -442,6 +443,7 @@ func (r *trainRun) selectAndRefit(ctx workflow.Context, ans *activities.FinalAns
 	if !ens.Calibration.IsIdentity() {
 		ans.BlendCVScore, ans.Calibration = &ens.BlendCVScore, &ens.Calibration
 	}
+	ans.BlendLog1p = ens.BlendLog1p
 	futures := make([]workflow.Future, len(ans.Members))
 	for i, m := range ans.Members {
 		if graded[m.SampleID] == nil {
