@@ -395,30 +395,16 @@ func (r *trainRun) untunedAnswer(ctx workflow.Context, ans *activities.FinalAnsw
 	u.SameAsAnswer = slices.EqualFunc(u.Members, ans.Members, func(a, b activities.AnswerMember) bool {
 		return a.SampleID == b.SampleID && a.Weight == b.Weight
 	})
-	futures := make([]workflow.Future, len(u.Members))
-	for i, m := range u.Members {
-		if graded[m.SampleID] == nil {
-			futures[i] = workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "refit untuned member %s and grade it on the private test answers", m.SampleID), r.acts.FinalGrade,
-				activities.FinalGradeInput{Run: in.Run, Task: in.Task, SampleID: m.SampleID, Protocol: in.Protocol})
-		}
+	seconds, err := r.refitMembers(ctx, u.Members, graded, "untuned member")
+	if err != nil {
+		return err
 	}
-	for i := range u.Members {
-		m := &u.Members[i]
-		if futures[i] != nil {
-			var fg activities.FinalGradeResult
-			if err := futures[i].Get(ctx, &fg); err != nil {
-				return fmt.Errorf("refitting untuned member %s: %w", m.SampleID, err)
-			}
-			graded[m.SampleID] = &fg
-			u.SandboxSeconds += fg.DurationS
-		}
-		m.Test = graded[m.SampleID]
-		if !m.Test.Report.SubmissionExist && u.Note == "" {
+	u.SandboxSeconds = seconds
+	for _, m := range u.Members {
+		if !m.Test.Report.SubmissionExist {
 			u.Note = fmt.Sprintf("member %s's refit on the full public train wrote no submission", m.SampleID)
+			return nil
 		}
-	}
-	if u.Note != "" {
-		return nil
 	}
 	var test activities.FinalGradeResult
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "blend the %d untuned members and grade them on the private test answers", len(u.Members)), r.acts.BlendAnswer,
@@ -444,24 +430,35 @@ func (r *trainRun) selectAndRefit(ctx workflow.Context, ans *activities.FinalAns
 		ans.BlendCVScore, ans.Calibration = &ens.BlendCVScore, &ens.Calibration
 	}
 	ans.BlendLog1p = ens.BlendLog1p
-	futures := make([]workflow.Future, len(ans.Members))
-	for i, m := range ans.Members {
+	seconds, err := r.refitMembers(ctx, ans.Members, graded, "ensemble member")
+	ans.SandboxSeconds += seconds
+	return err
+}
+
+// refitMembers refits each member not graded before on the full public train (leak-free) and
+// grades it alone on the test answers, at once; it sets every member's Test, adds the new
+// grades to graded and returns their sandbox time. what names the members in summaries.
+func (r *trainRun) refitMembers(ctx workflow.Context, members []activities.AnswerMember, graded map[string]*activities.FinalGradeResult, what string) (float64, error) {
+	in := r.in
+	futures := make([]workflow.Future, len(members))
+	for i, m := range members {
 		if graded[m.SampleID] == nil {
-			futures[i] = workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "refit ensemble member %s and grade it on the private test answers", m.SampleID), r.acts.FinalGrade,
+			futures[i] = workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "refit %s %s and grade it on the private test answers", what, m.SampleID), r.acts.FinalGrade,
 				activities.FinalGradeInput{Run: in.Run, Task: in.Task, SampleID: m.SampleID, Protocol: in.Protocol})
 		}
 	}
-	for i := range ans.Members {
-		m := &ans.Members[i]
+	seconds := 0.0
+	for i := range members {
+		m := &members[i]
 		if futures[i] != nil {
 			var fg activities.FinalGradeResult
 			if err := futures[i].Get(ctx, &fg); err != nil {
-				return fmt.Errorf("refitting ensemble member %s: %w", m.SampleID, err)
+				return seconds, fmt.Errorf("refitting %s %s: %w", what, m.SampleID, err)
 			}
 			graded[m.SampleID] = &fg
-			ans.SandboxSeconds += fg.DurationS
+			seconds += fg.DurationS
 		}
 		m.Test = graded[m.SampleID]
 	}
-	return nil
+	return seconds, nil
 }
