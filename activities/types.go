@@ -436,8 +436,8 @@ type FinalAnswer struct {
 
 // UntunedAnswer is a final answer chosen without the tuned variants (FinalAnswer.Untuned).
 type UntunedAnswer struct {
-	// SameAsAnswer: the answer chose no tuned variant, so greedy selection over the untuned
-	// candidates alone makes the same choice and nothing else was run.
+	// SameAsAnswer: selection over the untuned candidates chose the answer's own members and
+	// weights (the answer kept no tuned variant), so the tuning changed nothing.
 	SameAsAnswer bool                  `json:"same_as_answer,omitempty"`
 	Members      []AnswerMember        `json:"members,omitempty"`
 	CVScore      *float64              `json:"cv_score,omitempty"`
