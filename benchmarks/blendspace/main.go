@@ -6,8 +6,8 @@
 //
 //	go run ./benchmarks/blendspace [-data-dir DIR] [-rounds 25] RUN_DIR...
 //
-// A RUN_DIR is a run's folder (an experiment's runs/<cell>/), holding run.json and
-// final-answer/answer.json.
+// A RUN_DIR is a finished run's folder (starter run's --out, or an experiment's runs/<cell>/)
+// holding final-answer/answer.json; the task is the one its answer was graded on.
 package main
 
 import (
@@ -29,21 +29,16 @@ import (
 func main() {
 	dataDir := flag.String("data-dir", filepath.Join(os.Getenv("HOME"), ".cache", "mle-bench", "data"), "prepared task data (the runs' --data-dir)")
 	rounds := flag.Int("rounds", 25, "greedy selection's rounds (the runs' --ensemble-rounds)")
-	task := flag.String("task", "nomad2018-predict-transparent-conductors", "the runs' task")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: blendspace [-data-dir DIR] [-rounds N] [-task ID] RUN_DIR...")
+		fmt.Fprintln(os.Stderr, "usage: blendspace [-data-dir DIR] [-rounds N] RUN_DIR...")
 		os.Exit(2)
-	}
-	spec, err := tasks.Builtin().Get(*task)
-	if err != nil {
-		fail(err)
 	}
 	layout := tasks.Layout{DataDir: *dataDir}
 	fmt.Println("| run | candidates | CV arithmetic | CV log1p | members' test, arithmetic | members' test, log1p |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, dir := range flag.Args() {
-		row, err := measure(spec, layout, dir, *rounds)
+		row, err := measure(layout, dir, *rounds)
 		if err != nil {
 			fail(fmt.Errorf("%s: %w", dir, err))
 		}
@@ -57,13 +52,17 @@ func fail(err error) {
 }
 
 // measure reruns one run's selection both ways and blends its answer's members both ways.
-func measure(spec *tasks.Spec, layout tasks.Layout, dir string, rounds int) (string, error) {
+func measure(layout tasks.Layout, dir string, rounds int) (string, error) {
 	var ans activities.FinalAnswer
 	if err := readJSON(filepath.Join(dir, runstore.AnswerKey), &ans); err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: give the folder of a run that finished its final answer", err)
 	}
-	if ans.Note != "" || len(ans.Members) == 0 {
-		return "", fmt.Errorf("no answer to measure: %s", ans.Note)
+	if ans.Note != "" || len(ans.Members) == 0 || ans.Test == nil {
+		return "", fmt.Errorf("the run has no graded answer to measure (%q): give a run whose answer was built", ans.Note)
+	}
+	spec, err := tasks.Builtin().Get(ans.Test.Report.CompetitionID)
+	if err != nil {
+		return "", err
 	}
 	// The candidates the answer's selection saw: scored, not a repeat, refit not failed.
 	var kept []activities.CrossValidateResult
