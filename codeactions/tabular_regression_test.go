@@ -38,7 +38,7 @@ func TestTabularRegressionChoicesRoundTrip(t *testing.T) {
 	}
 }
 
-// Real programs on nomad2018's validation split: a strong program reaches a bronze-level RMSLE,
+// Real programs on nomad2018's validation split: a strong program reaches the paper's RL (0.059),
 // a linear regression is valid but clearly worse, and each failure mode fails at its stage.
 func TestTabularRegressionOnRealData(t *testing.T) {
 	dataDir := testenv.PreparedData(t, "nomad2018-predict-transparent-conductors")
@@ -59,8 +59,10 @@ func TestTabularRegressionOnRealData(t *testing.T) {
 	}
 	strong := score("strong: geometry features, log1p targets, XGBoost", tabRegBase())
 	weak := score("weak: linear regression", tabRegFast())
-	if strong > 0.066 { // MLE-bench's bronze is 0.06582
-		t.Errorf("strong program: RMSLE %.5f, want at most 0.066", strong)
+	// The paper's RL scored 0.059. With nearest-neighbour distances alone this program scored
+	// 0.0609; the coordination-shell geometry features bring it to 0.0575.
+	if strong > 0.059 {
+		t.Errorf("strong program: RMSLE %.5f, want at most 0.059 (the paper's RL)", strong)
 	}
 	if weak > 0.12 || weak < strong+0.02 {
 		t.Errorf("weak program: RMSLE %.5f, want valid (at most 0.12) and clearly worse than the strong %.5f", weak, strong)
