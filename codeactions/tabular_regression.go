@@ -227,11 +227,16 @@ var tabRegUsesXGB = map[string]bool{"xgboost": true, "stacking": true, "grid-xgb
 const tabRegGeometry = `ELEMENTS = ["Al", "Ga", "In", "O"]
 SHIFTS = np.array([[i, j, k] for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1)], dtype=float)
 SHELL = 2.6  # the first cation-oxygen shell, in angstroms
+REACH = 6.0  # every distance used is under this: farther periodic images are dropped
 
 
 def stat(values, fn):
     values = np.asarray(values, dtype=float)
     return float(fn(values)) if values.size and np.isfinite(values).all() else 0.0
+
+
+def nearest(rows):
+    return rows.min(axis=1) if rows.shape[1] else np.zeros(0)
 
 
 def geometry_features(path):
@@ -244,30 +249,33 @@ def geometry_features(path):
             pos.append([float(v) for v in parts[1:4]])
             elem.append(parts[4])
     lattice, pos, elem = np.array(lattice), np.array(pos), np.array(elem)
+    # Integer element codes: comparing them across the distance matrix is far cheaper than strings.
+    names, code = np.unique(elem, return_inverse=True)
+    volume = abs(np.linalg.det(lattice)) if lattice.shape == (3, 3) else 0.0
 %s
     d = np.sqrt(np.maximum((pos ** 2).sum(axis=1)[:, None] + (images ** 2).sum(axis=1)[None, :] - 2 * pos @ images.T, 0))
     d[d < 1e-6] = np.inf  # an atom and itself
-    volume = abs(np.linalg.det(lattice)) if lattice.shape == (3, 3) else 0.0
     out = {"volume": volume, "density": len(pos) / volume if volume > 0 else 0.0}
     # The nearest atoms of another element: the 4 nearest, unordered.
-    other = np.where(elem[:, None] == image_elem[None, :], np.inf, d)
+    other = np.where(code[:, None] == image_code[None, :], np.inf, d)
     near = np.partition(other, min(3, other.shape[1] - 1), axis=1)[:, :4]
     for e in ELEMENTS:
         out[e + "_d1"] = stat(near[elem == e], lambda v: v.min(axis=1).mean())
         out[e + "_d4"] = stat(near[elem == e], np.mean)
     oxygen, cation = elem == "O", elem != "O"
-    to_o, to_m = d[:, image_elem == "O"], d[:, image_elem != "O"]
+    image_o = names[image_code] == "O"
+    to_o, to_m = d[:, image_o], d[:, ~image_o]
     for e in ELEMENTS[:3]:
         rows = to_o[elem == e]
         bonds = rows[rows < SHELL]
         out[e + "O_mean"], out[e + "O_std"], out[e + "O_min"] = stat(bonds, np.mean), stat(bonds, np.std), stat(bonds, np.min)
         out[e + "O_cn"] = stat((rows < SHELL).sum(axis=1), np.mean)
-    out["O_cn"] = stat((to_m[oxygen] < SHELL).sum(axis=1), np.mean)
-    out["O_cn_std"] = stat((to_m[oxygen] < SHELL).sum(axis=1), np.std)
-    out["OO_min"] = stat(to_o[oxygen].min(axis=1) if to_o.shape[1] else [], np.mean)
-    out["MM_min"] = stat(to_m[cation].min(axis=1) if to_m.shape[1] else [], np.mean)
-    out["MM_min_std"] = stat(to_m[cation].min(axis=1) if to_m.shape[1] else [], np.std)
-    out["MO_min_std"] = stat(to_o[cation].min(axis=1) if to_o.shape[1] else [], np.std)
+    o_cn = (to_m[oxygen] < SHELL).sum(axis=1)
+    out["O_cn"], out["O_cn_std"] = stat(o_cn, np.mean), stat(o_cn, np.std)
+    out["OO_min"] = stat(nearest(to_o[oxygen]), np.mean)
+    mm = nearest(to_m[cation])
+    out["MM_min"], out["MM_min_std"] = stat(mm, np.mean), stat(mm, np.std)
+    out["MO_min_std"] = stat(nearest(to_o[cation]), np.std)
     return out
 
 
@@ -277,6 +285,22 @@ if os.path.isdir("input/train") and os.path.isfile(f"input/train/{train[ID].iloc
     for c in geo_train.columns:
         train[c], test[c] = geo_train[c].values, geo_test[c].values
         feats.append(c)`
+
+// tabRegPeriodicImages fills tabRegGeometry's images: the 26 neighbouring cells' copies of the
+// atoms, since an atom's neighbours may sit across the cell's faces. A copy farther than REACH
+// from the slab the cell's atoms span along some lattice direction is farther than REACH from
+// every atom, so it is dropped: that keeps a third to a half of the copies on nomad's cells.
+const tabRegPeriodicImages = `    images = (pos[None, :, :] + (SHIFTS @ lattice)[:, None, :]).reshape(-1, 3)
+    image_code = np.tile(code, len(SHIFTS))
+    if volume > 0:
+        # Reciprocal vectors by cross products (np.linalg.inv costs more than the rest here).
+        cross = np.cross(lattice[[1, 2, 0]], lattice[[2, 0, 1]])
+        frac = pos @ (cross / (lattice[0] @ cross[0])).T
+        image_frac = (frac[None, :, :] + SHIFTS[:, None, :]).reshape(-1, 3)
+        spacing = volume / np.linalg.norm(cross, axis=1)
+        gap = np.maximum(frac.min(axis=0) - image_frac, image_frac - frac.max(axis=0)).clip(min=0) * spacing
+        keep = (gap <= REACH).all(axis=1)
+        images, image_code = images[keep], image_code[keep]`
 
 func renderTabularRegression(c Choice, schema Schema) Program {
 	model, setup, outputs := c.Opt("model"), c.Opt("setup"), c.Opt("outputs")
@@ -342,12 +366,10 @@ func renderTabularRegression(c Choice, schema Schema) Program {
 		w("        feats.append(a + \"*\" + bcol)")
 	case "geometry":
 		w("")
-		w(tabRegGeometry, "    # Periodic images: an atom's neighbours may sit across the cell's faces.\n"+
-			"    images = (pos[None, :, :] + (SHIFTS @ lattice)[:, None, :]).reshape(-1, 3)\n"+
-			"    image_elem = np.tile(elem, len(SHIFTS))")
+		w(tabRegGeometry, tabRegPeriodicImages)
 	case "geometry-no-pbc":
 		w("")
-		w(tabRegGeometry, "    images, image_elem = pos, elem")
+		w(tabRegGeometry, "    images, image_code = pos, code")
 	}
 	if c.Opt("categorical") != "raw" {
 		w("cats = [c for c in feats if train[c].nunique() <= 12]")

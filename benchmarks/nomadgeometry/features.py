@@ -8,7 +8,7 @@
 #         nearest O-O and cation-cation distances (the library's features since)
 #   rdf:  neighbour counts in distance bins per pair type (tried, not adopted)
 # Run it in the sandbox image with no network (see RESULTS.md for the command).
-import sys, time, os
+import sys, time
 import numpy as np, pandas as pd
 from sklearn import model_selection, metrics
 import xgboost as xgb
