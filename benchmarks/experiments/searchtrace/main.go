@@ -1,0 +1,215 @@
+// Command searchtrace says how each done cell of an experiment searched: how often its training
+// programs were valid early and late, when (iteration, share of its sandbox-seconds) it first
+// reached its best validation score, how many model families its valid programs covered, and
+// how concentrated its last iterations were on one family. It is the evidence for why one arm
+// finds a better best program than another at the same budget: breadth (many families, the
+// best found early by a lucky draw) against depth (few families, improved within them).
+//
+//	go run ./benchmarks/experiments/searchtrace EXPERIMENT_DIR
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"mlerl/artifacts/runstore"
+	"mlerl/experiment"
+)
+
+// program is one training program as the trace needs it.
+type program struct {
+	ID        string
+	Iteration int
+	Model     string  // the code action's model option ("" when the library has no model slot)
+	Valid     bool    // graded valid, as its reward counts it
+	Reward    float64 // higher is better (the score, sign flipped for lower-is-better metrics)
+	Score     float64
+	Seconds   float64 // sandbox-seconds it used
+}
+
+// trace is what one cell's search did.
+type trace struct {
+	Programs       int
+	ValidEarly     float64 // share valid in the first half of the iterations
+	ValidLate      float64 // share valid in the second half
+	BestScore      float64
+	BestIteration  int     // the iteration that first reached the best reward
+	BestAtSeconds  float64 // share of the cell's sandbox-seconds spent when it was found
+	Families       int     // distinct models among valid programs
+	LateFamily     string  // the most common model among the last three iterations' programs
+	LateFamilyRate float64 // its share of them
+	BestFamily     string
+}
+
+// modelOf reads the model option from a code action's description ("slot=option ...").
+func modelOf(actions string) string {
+	for _, f := range strings.Fields(actions) {
+		if v, ok := strings.CutPrefix(f, "model="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// traceOf summarises programs, which must be in the order they were sampled.
+func traceOf(progs []program) trace {
+	t := trace{Programs: len(progs), BestScore: math.NaN()}
+	if len(progs) == 0 {
+		return t
+	}
+	last := 0
+	for _, p := range progs {
+		last = max(last, p.Iteration)
+	}
+	var total float64
+	for _, p := range progs {
+		total += p.Seconds
+	}
+	var early, earlyN, late, lateN int
+	families := map[string]bool{}
+	lateCount := map[string]int{}
+	lateN3 := 0
+	best, spent := math.Inf(-1), 0.0
+	for _, p := range progs {
+		spent += p.Seconds
+		if 2*p.Iteration <= last {
+			earlyN++
+			if p.Valid {
+				early++
+			}
+		} else {
+			lateN++
+			if p.Valid {
+				late++
+			}
+		}
+		if p.Iteration > last-3 {
+			lateCount[p.Model]++
+			lateN3++
+		}
+		if !p.Valid {
+			continue
+		}
+		families[p.Model] = true
+		if p.Reward > best {
+			best = p.Reward
+			t.BestScore, t.BestIteration, t.BestFamily = p.Score, p.Iteration, p.Model
+			if total > 0 {
+				t.BestAtSeconds = spent / total
+			}
+		}
+	}
+	t.ValidEarly = ratio(early, earlyN)
+	t.ValidLate = ratio(late, lateN)
+	t.Families = len(families)
+	for m, n := range lateCount {
+		if n > lateCount[t.LateFamily] || (n == lateCount[t.LateFamily] && m < t.LateFamily) {
+			t.LateFamily = m
+		}
+	}
+	t.LateFamilyRate = ratio(lateCount[t.LateFamily], lateN3)
+	return t
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return float64(a) / float64(b)
+}
+
+// readPrograms loads a run's training programs (ids it0001-...) in sampling order.
+func readPrograms(runDir string) ([]program, error) {
+	records, err := filepath.Glob(filepath.Join(runDir, runstore.Sample("it*").Record()))
+	if err != nil {
+		return nil, err
+	}
+	var out []program
+	for _, rec := range records {
+		var s struct {
+			ID        string `json:"id"`
+			Iteration int    `json:"iteration"`
+			Actions   string `json:"actions"`
+		}
+		if err := readJSON(rec, &s); err != nil {
+			return nil, err
+		}
+		var r struct {
+			Reward    float64  `json:"reward"`
+			Score     *float64 `json:"score"`
+			Valid     bool     `json:"valid"`
+			DurationS float64  `json:"duration_s"`
+		}
+		err := readJSON(filepath.Join(filepath.Dir(rec), filepath.Base(runstore.Sample("x").Result())), &r)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // sampled but never executed (cancelled at the budget's end)
+		}
+		if err != nil {
+			return nil, err
+		}
+		p := program{ID: s.ID, Iteration: s.Iteration, Model: modelOf(s.Actions), Valid: r.Valid && r.Score != nil, Reward: r.Reward, Seconds: r.DurationS}
+		if r.Score != nil {
+			p.Score = *r.Score
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Iteration != out[j].Iteration {
+			return out[i].Iteration < out[j].Iteration
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: searchtrace EXPERIMENT_DIR")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "searchtrace:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string) error {
+	var ledger experiment.Ledger
+	if err := readJSON(filepath.Join(dir, runstore.LedgerFile), &ledger); err != nil {
+		return fmt.Errorf("%w: give an experiment directory (it holds %s)", err, runstore.LedgerFile)
+	}
+	fmt.Println("| task | seed | arm | programs | valid: first half | valid: second half | best validation | found in iteration | at share of sandbox-s | its model | model families (valid) | last 3 iterations: commonest model, share |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, c := range ledger.Cells {
+		if c.Status != experiment.StatusDone {
+			continue
+		}
+		progs, err := readPrograms(runstore.ExperimentRunDir(dir, c.Run))
+		if err != nil {
+			return err
+		}
+		t := traceOf(progs)
+		fmt.Printf("| %s | %d | %s | %d | %.2f | %.2f | %.4f | %d | %.2f | %s | %d | %s, %.2f |\n",
+			c.Task, c.Seed, c.Arm, t.Programs, t.ValidEarly, t.ValidLate, t.BestScore, t.BestIteration,
+			t.BestAtSeconds, t.BestFamily, t.Families, t.LateFamily, t.LateFamilyRate)
+	}
+	return nil
+}
