@@ -342,3 +342,76 @@ func TestSampleRedrawsProgramsTheRunAlreadySampled(t *testing.T) {
 		t.Error("sampling the same ids again (a retried activity) wrote different programs")
 	}
 }
+
+// With ImproveEdit an improve prompt's program is its previous program with that many slots
+// redrawn: sample.json marks the kept tokens, and the update reads the marks (a record whose
+// marks do not fit its tokens is refused, so they are not dropped on the way).
+func TestSampleEditsThePreviousProgram(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	root := t.TempDir()
+	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Tasks: tasks.Builtin(), Layout: tasks.Layout{DataDir: dataDir}, ScratchDir: t.TempDir()}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	ctx := context.Background()
+	store := artifacts.FS{Root: filepath.Join(root, "edit")}
+	v, err := env.ExecuteActivity(a.InitPolicy, InitPolicyInput{Run: "edit", Task: "leaf-classification", Seed: 3, Policy: settings.Policy(model.DefaultConfig()), PPO: ppo.Paper()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init InitPolicyResult
+	v.Get(&init)
+	prevIDs := []string{"it0001-s000", "it0001-s001", "it0001-s002", "it0001-s003"}
+	if _, err := env.ExecuteActivity(a.SamplePrograms, SampleInput{Run: "edit", Task: "leaf-classification", Descriptor: init.Task,
+		Checkpoint: init.Checkpoint, Iteration: 1, IDs: prevIDs, Purpose: PurposeTrain, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	score := 0.5
+	for _, id := range prevIDs { // as if they ran: an improve prompt reads the outcome
+		if err := putJSON(ctx, store, runstore.Sample(id).Result(), ExecuteResult{SampleID: id, Reward: -score, Score: &score, Valid: true, DurationS: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	editIDs := []string{"eval-improve-000", "eval-improve-001", "eval-improve-002", "eval-improve-003"}
+	if _, err := env.ExecuteActivity(a.SamplePrograms, SampleInput{Run: "edit", Task: "leaf-classification", Descriptor: init.Task,
+		Checkpoint: init.Checkpoint, Iteration: 1, IDs: editIDs, Purpose: PurposeEvalImprove, ImproveOf: prevIDs, Seed: 3, ImproveEdit: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for k, id := range editIDs {
+		var prev, rec sampleRecord
+		if err := getJSON(ctx, store, runstore.Sample(prevIDs[k]).Record(), &prev); err != nil {
+			t.Fatal(err)
+		}
+		if err := getJSON(ctx, store, runstore.Sample(id).Record(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		redrawn := 0
+		for i, kept := range rec.Sample.Kept {
+			if !kept {
+				redrawn++
+			} else if rec.Sample.Tokens[i] != prev.Sample.Tokens[i] {
+				t.Fatalf("%s: slot %d kept but changed from %s's", id, i, prevIDs[k])
+			}
+		}
+		if rec.PrevID != prevIDs[k] || len(rec.Sample.Kept) != len(rec.Sample.Tokens) || redrawn != 2 {
+			t.Fatalf("%s: previous %q, %d kept flags for %d tokens, %d redrawn; want an edit of %s redrawing 2 slots", id, rec.PrevID, len(rec.Sample.Kept), len(rec.Sample.Tokens), redrawn, prevIDs[k])
+		}
+		if err := putJSON(ctx, store, runstore.Sample(id).Result(), ExecuteResult{SampleID: id, Reward: -score, Score: &score, Valid: true, DurationS: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := UpdateInput{Run: "edit", Checkpoint: init.Checkpoint, Iteration: 1, SampleIDs: editIDs, PPO: ppo.Paper(), Seed: 1, Metrics: IterationMetrics{Iteration: 1, Samples: 4}}
+	if _, err := env.ExecuteActivity(a.UpdatePolicy, in); err != nil {
+		t.Fatalf("an update on edits: %v", err)
+	}
+	var rec sampleRecord
+	getJSON(ctx, store, runstore.Sample(editIDs[1]).Record(), &rec)
+	rec.Sample.Kept = rec.Sample.Kept[:2]
+	if err := putJSON(ctx, store, runstore.Sample(editIDs[1]).Record(), rec); err != nil {
+		t.Fatal(err)
+	}
+	in.Iteration, in.Metrics.Iteration = 2, 2
+	if _, err := env.ExecuteActivity(a.UpdatePolicy, in); err == nil || !contains(err.Error(), "kept flags") {
+		t.Fatalf("an update on a record whose kept flags do not fit its tokens: %v, want them refused", err)
+	}
+}

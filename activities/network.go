@@ -86,7 +86,11 @@ func (b *networkBackend) sample(ctx context.Context, store artifacts.Store, spec
 		var err error
 		redraws := 0
 		for {
-			s = p.Sample(in.Descriptor, prompt, rng)
+			if prompt.Kind == model.KindImprove && in.ImproveEdit > 0 {
+				s = p.Edit(in.Descriptor, prompt, in.ImproveEdit, rng)
+			} else {
+				s = p.Sample(in.Descriptor, prompt, rng)
+			}
 			if prog, err = p.Lib.Render(s.Tokens, schema); err != nil {
 				return nil, err
 			}
@@ -148,7 +152,7 @@ func (b *networkBackend) update(ctx context.Context, store artifacts.Store, in U
 			return nil, model.Stats{}, err
 		}
 		batch = append(batch, model.Experience{Task: rec.Task, Prompt: rec.Prompt, Tokens: rec.Sample.Tokens,
-			LogProbs: rec.Sample.LogProbs, Values: rec.Sample.Values, Reward: res.Reward, Duration: res.DurationS})
+			LogProbs: rec.Sample.LogProbs, Values: rec.Sample.Values, Reward: res.Reward, Duration: res.DurationS, Kept: rec.Sample.Kept})
 	}
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(in.Iteration)))
 	stats, err := b.policy.Update(batch, in.PPO, rng)

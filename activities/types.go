@@ -75,6 +75,9 @@ type SampleInput struct {
 	// times, so the execution budget is not spent re-running a program whose result is known.
 	// 0 keeps every draw.
 	RedrawRepeats int `json:"redraw_repeats,omitempty"`
+	// ImproveEdit (network policy): an improve prompt's program redraws this many slots of the
+	// previous program and keeps the rest (model.Policy.Edit); 0 writes it anew.
+	ImproveEdit int `json:"improve_edit,omitempty"`
 }
 
 // SampleRef is a written program, by id.

@@ -36,6 +36,9 @@ type Sample struct {
 	Tokens   []int     `json:"tokens"`
 	LogProbs []float64 `json:"logprobs"` // per token, under the sampling distribution
 	Values   []float64 `json:"values"`   // value estimate before each token
+	// Kept marks tokens copied from an improve prompt's previous program (Edit), not sampled:
+	// PPO learns only from the sampled ones. Empty when every token was sampled.
+	Kept []bool `json:"kept,omitempty"`
 }
 
 // Sample writes one program for the prompt. rng makes it reproducible.
@@ -49,6 +52,47 @@ func (p *Policy) Sample(task Task, prompt Prompt, rng *rand.Rand) Sample {
 		s.Tokens = append(s.Tokens, tok)
 		s.LogProbs = append(s.LogProbs, logp[tok])
 		s.Values = append(s.Values, v)
+	}
+	return s
+}
+
+// Edit writes an improve prompt's program as an edit of the previous one: n of the slots that
+// offer a choice, drawn uniformly, are sampled from the policy (conditioned, like every step,
+// on the prompt and the tokens before it); the others keep the previous program's tokens. A
+// rewrite from scratch rarely lands next to a good program; an edit searches its neighbourhood,
+// as the answer's slot-by-slot tuning does. Without a usable previous program (none, or not one
+// of this library's) it samples the whole program.
+func (p *Policy) Edit(task Task, prompt Prompt, n int, rng *rand.Rand) Sample {
+	if n <= 0 || prompt.Prev == nil || p.Check(prompt.Prev.Tokens) != nil {
+		return p.Sample(task, prompt, rng)
+	}
+	var choices []int
+	for slot := range p.Lib.Slots {
+		if len(p.Lib.Slots[slot].Options) > 1 {
+			choices = append(choices, slot)
+		}
+	}
+	if len(choices) == 0 {
+		return p.Sample(task, prompt, rng)
+	}
+	rng.Shuffle(len(choices), func(i, j int) { choices[i], choices[j] = choices[j], choices[i] })
+	redraw := map[int]bool{}
+	for _, slot := range choices[:min(n, len(choices))] {
+		redraw[slot] = true
+	}
+	ctx := encodeContext(p.Lib, task, prompt)
+	var s Sample
+	for slot := range p.Lib.Slots {
+		x := stepInput(p.Lib, ctx, s.Tokens, slot)
+		logp, v := p.Params.step(x, slotMask(p.Lib, slot), 1/p.Config.Temperature)
+		tok := prompt.Prev.Tokens[slot]
+		if redraw[slot] {
+			tok = sampleTopP(logp, p.Config.TopP, rng)
+		}
+		s.Tokens = append(s.Tokens, tok)
+		s.LogProbs = append(s.LogProbs, logp[tok])
+		s.Values = append(s.Values, v)
+		s.Kept = append(s.Kept, !redraw[slot])
 	}
 	return s
 }

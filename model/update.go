@@ -21,6 +21,9 @@ type Experience struct {
 	Values   []float64 `json:"values"`
 	Reward   float64   `json:"reward"`
 	Duration float64   `json:"duration_s"`
+	// Kept marks tokens copied from the previous program by an edit (Sample.Kept): they were
+	// not sampled, so no loss is computed on them. Empty: every token was sampled.
+	Kept []bool `json:"kept,omitempty"`
 }
 
 // Stats are PPO's diagnostics for one update (cleanrl's names).
@@ -63,6 +66,9 @@ func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Sta
 		if len(e.LogProbs) != len(e.Tokens) || len(e.Values) != len(e.Tokens) {
 			return Stats{}, fmt.Errorf("sample %d: %d tokens but %d log-probs and %d values", i, len(e.Tokens), len(e.LogProbs), len(e.Values))
 		}
+		if len(e.Kept) != 0 && len(e.Kept) != len(e.Tokens) {
+			return Stats{}, fmt.Errorf("sample %d: %d tokens but %d kept flags", i, len(e.Tokens), len(e.Kept))
+		}
 		durations[i] = e.Duration
 	}
 	weights := ppo.DurationWeights(durations, cfg.DurationWeight)
@@ -92,6 +98,9 @@ func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Sta
 		refLogp, _, _ := p.logProbs(p.Ref, e.Task, e.Prompt, e.Tokens)
 		ctx := encodeContext(p.Lib, e.Task, e.Prompt)
 		for t := range e.Tokens {
+			if len(e.Kept) > 0 && e.Kept[t] {
+				continue
+			}
 			perSample[i] = append(perSample[i], row{
 				x: stepInput(p.Lib, ctx, e.Tokens[:t], t), mask: slotMask(p.Lib, t), action: e.Tokens[t],
 				oldLogp: e.LogProbs[t], oldV: e.Values[t], adv: adv[t], ret: ret[t], weight: weights[i], refLogp: refLogp[t],
@@ -125,6 +134,9 @@ func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Sta
 			for k := m; k < len(order); k += nmb {
 				rows = append(rows, perSample[order[k]]...)
 			}
+			if len(rows) == 0 { // its samples' tokens were all kept: nothing was sampled
+				continue
+			}
 			s, err := p.ppoStep(rows, cfg)
 			if err != nil {
 				return st, err
@@ -139,6 +151,9 @@ func (p *Policy) Update(batch []Experience, cfg ppo.Config, rng *rand.Rand) (Sta
 			st.GradientSteps++
 			count++
 		}
+	}
+	if count == 0 {
+		return st, nil
 	}
 	st.PGLoss /= count
 	st.VLoss /= count

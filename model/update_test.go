@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"mlerl/codeactions"
@@ -269,5 +270,123 @@ func TestUniformPolicyIsUniform(t *testing.T) {
 		if math.Abs(lp+math.Log(float64(n))) > 1e-12 {
 			t.Fatalf("slot %d: log-prob %v, want log(1/%d)", i, lp, n)
 		}
+	}
+}
+
+// An edit keeps every slot of the previous program but n of those with a choice; it is
+// reproducible, its log-probs are the policy's for the whole program (so PPO's ratio starts at
+// 1), and without a previous program it is a scratch sample.
+func TestEditRedrawsNSlotsAndKeepsTheRest(t *testing.T) {
+	p := testPolicy(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	prev := p.Sample(leafTask, Prompt{Kind: KindScratch}, rng)
+	prompt := Prompt{Kind: KindImprove, Prev: &Previous{Tokens: prev.Tokens, Reward: -0.3, LastMarker: 7, Valid: true, Duration: 2}}
+	choices := 0
+	for _, s := range p.Lib.Slots {
+		if len(s.Options) > 1 {
+			choices++
+		}
+	}
+	for _, n := range []int{1, 2, choices, choices + 5} {
+		for k := 0; k < 20; k++ {
+			seed := uint64(100*n + k)
+			s := p.Edit(leafTask, prompt, n, rand.New(rand.NewPCG(seed, 1)))
+			again := p.Edit(leafTask, prompt, n, rand.New(rand.NewPCG(seed, 1)))
+			if len(s.Kept) != len(s.Tokens) || len(s.LogProbs) != len(s.Tokens) || len(s.Values) != len(s.Tokens) {
+				t.Fatalf("n=%d: %d tokens, %d kept flags, %d log-probs, %d values", n, len(s.Tokens), len(s.Kept), len(s.LogProbs), len(s.Values))
+			}
+			redrawn := 0
+			for i, kept := range s.Kept {
+				if kept && s.Tokens[i] != prev.Tokens[i] {
+					t.Fatalf("n=%d: slot %d is marked kept but changed %d -> %d", n, i, prev.Tokens[i], s.Tokens[i])
+				}
+				if !kept {
+					redrawn++
+					if len(p.Lib.Slots[i].Options) < 2 {
+						t.Fatalf("n=%d: slot %d has no choice but was redrawn", n, i)
+					}
+				}
+				if s.Tokens[i] != again.Tokens[i] || s.Kept[i] != again.Kept[i] {
+					t.Fatalf("n=%d: the same seed edited differently at slot %d", n, i)
+				}
+			}
+			if redrawn != min(n, choices) {
+				t.Fatalf("n=%d: %d slots redrawn, want %d", n, redrawn, min(n, choices))
+			}
+			logp, values, _ := p.logProbs(p.Params, leafTask, prompt, s.Tokens)
+			for i := range logp {
+				if math.Abs(logp[i]-s.LogProbs[i]) > 1e-12 || math.Abs(values[i]-s.Values[i]) > 1e-12 {
+					t.Fatalf("n=%d token %d: recorded logp %v value %v, scored %v %v", n, i, s.LogProbs[i], s.Values[i], logp[i], values[i])
+				}
+			}
+		}
+	}
+	for name, c := range map[string]struct {
+		prompt Prompt
+		n      int
+	}{
+		"no previous program": {Prompt{Kind: KindScratch}, 1},
+		"n = 0":               {prompt, 0},
+		"a foreign program":   {Prompt{Kind: KindImprove, Prev: &Previous{Tokens: []int{1, 2}}}, 1},
+	} {
+		s := p.Edit(leafTask, c.prompt, c.n, rand.New(rand.NewPCG(5, 5)))
+		want := p.Sample(leafTask, c.prompt, rand.New(rand.NewPCG(5, 5)))
+		if len(s.Kept) != 0 || !slices.Equal(s.Tokens, want.Tokens) {
+			t.Errorf("%s: Edit = %v (kept %v), want the scratch sample %v", name, s.Tokens, s.Kept, want.Tokens)
+		}
+	}
+}
+
+// Tokens an edit kept were not the policy's choice, so PPO must not credit them: rewarding
+// logreg at the model slot teaches nothing when that slot is always marked kept (the same
+// bandit without the marks learns it: TestUpdateLearnsARewardedChoice). A batch whose tokens
+// are all kept takes no step at all, and kept flags of the wrong length are refused.
+func TestUpdateLearnsNothingFromKeptTokens(t *testing.T) {
+	p := testPolicy(t)
+	const modelSlot = 5
+	logreg, _ := p.Lib.SlotRange(modelSlot)
+	rng := rand.New(rand.NewPCG(7, 8))
+	before := tokenShare(p, modelSlot, logreg, rng)
+	cfg := ppo.Paper()
+	cfg.LearningRate = 1e-2
+	experience := func(keep func(slot int) bool) []Experience {
+		var batch []Experience
+		for i := 0; i < 32; i++ {
+			s := p.Sample(leafTask, Prompt{Kind: KindScratch}, rng)
+			kept := make([]bool, len(s.Tokens))
+			for slot := range kept {
+				kept[slot] = keep(slot)
+			}
+			r := 0.0
+			if s.Tokens[modelSlot] == logreg {
+				r = 1
+			}
+			batch = append(batch, Experience{Task: leafTask, Prompt: Prompt{Kind: KindScratch}, Tokens: s.Tokens, LogProbs: s.LogProbs, Values: s.Values, Reward: r, Duration: 1, Kept: kept})
+		}
+		return batch
+	}
+	for it := 0; it < 30; it++ {
+		if _, err := p.Update(experience(func(slot int) bool { return slot == modelSlot }), cfg, rng); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := tokenShare(p, modelSlot, logreg, rng); after > before+0.15 {
+		t.Fatalf("logreg share %.2f before, %.2f after 30 updates that kept the model slot: PPO learnt from tokens it did not sample", before, after)
+	}
+
+	w := append([]float64(nil), p.Params.W1...)
+	st, err := p.Update(experience(func(int) bool { return true }), cfg, rng)
+	if err != nil || st.GradientSteps != 0 {
+		t.Fatalf("all tokens kept: %d gradient steps, err %v; want none", st.GradientSteps, err)
+	}
+	for i := range w {
+		if w[i] != p.Params.W1[i] {
+			t.Fatal("all tokens kept: the weights changed")
+		}
+	}
+	bad := experience(func(int) bool { return false })
+	bad[3].Kept = bad[3].Kept[:2]
+	if _, err := p.Update(bad, cfg, rng); err == nil {
+		t.Fatal("kept flags of the wrong length must be refused")
 	}
 }

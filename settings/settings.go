@@ -87,7 +87,10 @@ type Settings struct {
 	ImproveFraction     float64     `json:"improve_fraction" yaml:"improve_fraction"`
 	ImproveFrom         ImproveFrom `json:"improve_from" yaml:"improve_from"`
 	RedrawRepeats       int         `json:"redraw_repeats,omitempty" yaml:"redraw_repeats"` // redraws of a training program the run already sampled
-	ContinueEvery       int         `json:"continue_every" yaml:"continue_every"`           // iterations per history segment
+	// ImproveEdit makes an improve prompt's program an edit of the previous one: this many of
+	// its slots are redrawn, the rest kept (0: the whole program is written anew).
+	ImproveEdit   int `json:"improve_edit,omitempty" yaml:"improve_edit"`
+	ContinueEvery int `json:"continue_every" yaml:"continue_every"` // iterations per history segment
 	// SampleAtIterationStart samples only when an iteration starts instead of replacing each
 	// finished program at once; with Oversample 1 it is the synchronous wait-for-all baseline.
 	SampleAtIterationStart bool   `json:"sample_at_iteration_start,omitempty" yaml:"sample_at_iteration_start"`
@@ -191,6 +194,10 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("--buffer must not be negative, got %d", s.BufferCapacity)
 	case !slices.Contains(Backends, s.Backend):
 		return fmt.Errorf("--policy must be %s, got %q", join(Backends), s.Backend)
+	case s.ImproveEdit < 0:
+		return fmt.Errorf("--improve-edit must be 0 (improve prompts write the whole program) or the number of slots an edit redraws, got %d", s.ImproveEdit)
+	case s.ImproveEdit > 0 && s.Backend == BackendLLM:
+		return fmt.Errorf("--improve-edit applies to the %s policy, whose programs are code actions; an llm's improve prompt already edits its previous program in text: drop it with --policy %s", BackendNetwork, BackendLLM)
 	case s.RedrawRepeats > 0 && s.Backend == BackendLLM:
 		return fmt.Errorf("--redraw-repeats applies to the %s policy, whose programs come from code actions; drop it with --policy %s", BackendNetwork, BackendLLM)
 	case !slices.Contains(Inits, s.Init):

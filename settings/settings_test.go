@@ -67,6 +67,8 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		{"negative reward folds", func(s *Settings) { s.RewardFolds = -1 }, "--reward-folds must be 0 (automatic"},
 		{"reward folds on the test split", func(s *Settings) { s.RewardFolds, s.Protocol = 2, Paper }, "only the leak-free protocol uses"},
 		{"negative redraws", func(s *Settings) { s.RedrawRepeats = -1 }, "--redraw-repeats must be 0"},
+		{"negative improve edit", func(s *Settings) { s.ImproveEdit = -1 }, "--improve-edit must be 0"},
+		{"edits with an llm", func(s *Settings) { s.ImproveEdit, s.RedrawRepeats, s.Backend = 2, 0, BackendLLM }, "--improve-edit applies to the network policy"},
 		{"negative staleness", func(s *Settings) { s.StalenessIterations = -1 }, "--staleness must be 0"},
 		{"negative buffer", func(s *Settings) { s.BufferCapacity = -1 }, "--buffer must not be negative"},
 		{"unknown backend", func(s *Settings) { s.Backend = "gpt" }, "--policy must be network or llm"},

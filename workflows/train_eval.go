@@ -117,7 +117,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 // runs them at once and returns those whose execution completed.
 func (r *trainRun) evalBatch(ctx workflow.Context, purpose string, ids, improveOf []string) ([]activities.ExecuteResult, error) {
 	refs, err := r.sample(ctx, fmt.Sprintf("sample %d %s programs", len(ids), purpose), activities.SampleInput{
-		Iteration: r.st.Iteration, IDs: ids, Purpose: purpose, ImproveOf: improveOf})
+		Iteration: r.st.Iteration, IDs: ids, Purpose: purpose, ImproveOf: improveOf, ImproveEdit: r.in.ImproveEdit})
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +167,9 @@ func (r *trainRun) settings() string {
 		s += " instrumentation=off"
 	}
 	s += fmt.Sprintf(" improve-from=%s redraw-repeats=%d reward-shaping=%s", in.ImproveFrom, in.RedrawRepeats, cmp.Or(in.PPO.RewardShaping, "none"))
+	if in.ImproveEdit > 0 {
+		s += fmt.Sprintf(" improve-edit=%d", in.ImproveEdit)
+	}
 	if in.FinalCandidates > 0 {
 		s += fmt.Sprintf(" final-answer=%d candidates on %d folds", in.FinalCandidates, in.FinalFolds)
 	}

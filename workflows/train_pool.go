@@ -102,7 +102,8 @@ func (p *pool) topUp(ctx workflow.Context) error {
 	r.publish(PhaseSampling, len(p.pending))
 	refs, err := r.sample(ctx, fmt.Sprintf("sample %d programs for iteration %d", len(ids), p.it), activities.SampleInput{
 		Iteration: p.it, IDs: ids, Purpose: activities.PurposeTrain, ImproveFraction: r.in.ImproveFraction,
-		ImproveFrom: r.in.ImproveFrom, Buffer: runstore.BufferKey, RedrawRepeats: r.in.RedrawRepeats})
+		ImproveFrom: r.in.ImproveFrom, Buffer: runstore.BufferKey, RedrawRepeats: r.in.RedrawRepeats,
+		ImproveEdit: r.in.ImproveEdit})
 	if err != nil {
 		return err
 	}

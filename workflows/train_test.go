@@ -34,6 +34,7 @@ type fakeRun struct {
 	mu       sync.Mutex
 	sampled  [][]string     // ids per SamplePrograms call
 	redraws  map[string]int // SampleInput.RedrawRepeats by purpose
+	edits    map[string]int // SampleInput.ImproveEdit by purpose
 	updates  []activities.UpdateInput
 	executed []string
 	folds    []int               // ExecuteInput.Folds per execution
@@ -98,6 +99,10 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 				f.redraws = map[string]int{}
 			}
 			f.redraws[in.Purpose] = max(f.redraws[in.Purpose], in.RedrawRepeats)
+			if f.edits == nil {
+				f.edits = map[string]int{}
+			}
+			f.edits[in.Purpose] = max(f.edits[in.Purpose], in.ImproveEdit)
 			var refs []activities.SampleRef
 			for _, id := range in.IDs {
 				refs = append(refs, activities.SampleRef{ID: id, Kind: model.KindScratch})
@@ -240,10 +245,14 @@ func TestTrainKeepsMBInFlightAndUpdatesAfterB(t *testing.T) {
 			return nil
 		})
 	in := input()
-	in.RewardFolds, in.Reward, in.RedrawRepeats = 3, "bounded", 5
+	in.RewardFolds, in.Reward, in.RedrawRepeats, in.ImproveEdit = 3, "bounded", 5, 2
 	env.ExecuteWorkflow(Train, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
+	}
+	// Edits apply to every improve prompt, the evaluation's included.
+	if f.edits[activities.PurposeTrain] != 2 || f.edits[activities.PurposeEvalImprove] != 2 {
+		t.Fatalf("improve edits by purpose %v, want 2 for training and evaluation", f.edits)
 	}
 	// Redraws spend training budget on new programs; evaluation samples the policy as it is.
 	if f.redraws[activities.PurposeTrain] != 5 || f.redraws[activities.PurposeEvalScratch] != 0 || f.redraws[activities.PurposeEvalImprove] != 0 {
