@@ -10,15 +10,14 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"mlerl/activities"
 	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
 )
@@ -125,8 +124,33 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-// readPrograms loads a run's training programs (ids it0001-...) in sampling order.
+// usedSamples reads which samples the run's updates learnt from (metrics.jsonl's "used"): the
+// programs the ledger counts. Programs that finished while the run drained at its end are not
+// among them, and are left out here too, so the trace and the ledger agree.
+func usedSamples(runDir string) (map[string]bool, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, runstore.MetricsKey))
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m activities.IterationMetrics
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", runstore.MetricsKey, err)
+		}
+		for _, id := range m.Used {
+			used[id] = true
+		}
+	}
+	return used, nil
+}
+
+// readPrograms loads a run's training programs that its updates used, in sampling order.
 func readPrograms(runDir string) ([]program, error) {
+	used, err := usedSamples(runDir)
+	if err != nil {
+		return nil, err
+	}
 	records, err := filepath.Glob(filepath.Join(runDir, runstore.Sample("it*").Record()))
 	if err != nil {
 		return nil, err
@@ -141,6 +165,9 @@ func readPrograms(runDir string) ([]program, error) {
 		if err := readJSON(rec, &s); err != nil {
 			return nil, err
 		}
+		if !used[s.ID] {
+			continue
+		}
 		var r struct {
 			Reward    float64  `json:"reward"`
 			Score     *float64 `json:"score"`
@@ -148,9 +175,6 @@ func readPrograms(runDir string) ([]program, error) {
 			DurationS float64  `json:"duration_s"`
 		}
 		err := readJSON(filepath.Join(filepath.Dir(rec), filepath.Base(runstore.Sample("x").Result())), &r)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // sampled but never executed (cancelled at the budget's end)
-		}
 		if err != nil {
 			return nil, err
 		}
