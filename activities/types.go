@@ -256,6 +256,10 @@ type RunState struct {
 	Improvements []Improvement `json:"improvements,omitempty"`
 	// SandboxSeconds sums the execution time of every finished training program.
 	SandboxSeconds float64 `json:"sandbox_seconds,omitempty"`
+	// BudgetClosed: a program crossed the run's sandbox-seconds budget; LeftOutSandboxSeconds
+	// is that program's run when it was left out (nearer the budget), not in SandboxSeconds.
+	BudgetClosed          bool    `json:"budget_closed,omitempty"`
+	LeftOutSandboxSeconds float64 `json:"left_out_sandbox_seconds,omitempty"`
 	// StartedAt is when training began (workflow time), for wall-time curves.
 	StartedAt time.Time `json:"started_at"`
 	// Leaders are the best valid programs so far, best first: the final answer's candidates.

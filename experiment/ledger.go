@@ -31,8 +31,11 @@ type CellRecord struct {
 	// Budget actually used by training (evaluation and final grading excluded).
 	Programs       int     `json:"programs"`        // training programs executed
 	SandboxSeconds float64 `json:"sandbox_seconds"` // their summed execution time
-	WallSeconds    float64 `json:"wall_seconds"`    // the training phase's wall time
-	Iterations     int     `json:"iterations"`      // updates completed
+	// LeftOutSeconds: the program that crossed a matched budget, run but left out because
+	// that landed nearer the budget; not in SandboxSeconds.
+	LeftOutSeconds float64 `json:"left_out_seconds,omitempty"`
+	WallSeconds    float64 `json:"wall_seconds"` // the training phase's wall time
+	Iterations     int     `json:"iterations"`   // updates completed
 	// MatchedSeconds is the sandbox-seconds budget a matched arm was given (0 otherwise).
 	MatchedSeconds float64 `json:"matched_seconds,omitempty"`
 	// BestValidation is the best training program's score on the selection split.

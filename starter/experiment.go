@@ -411,6 +411,9 @@ func cellLine(c experiment.CellRecord) string {
 		if c.MatchedSeconds > 0 {
 			s += fmt.Sprintf(" (matched to %.0f s)", c.MatchedSeconds)
 		}
+		if c.LeftOutSeconds > 0 {
+			s += fmt.Sprintf(" (left out %.0f s: the program that crossed the budget)", c.LeftOutSeconds)
+		}
 		s += "; best validation " + fmtScore(c.BestValidation)
 		if c.Best != nil {
 			s += ", its test score " + fmtScore(c.Best.Test) + medalNote(c.Best)

@@ -100,6 +100,7 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (experiment.Ledger, er
 		}
 		rec.Status = experiment.StatusDone
 		rec.Programs, rec.SandboxSeconds, rec.WallSeconds, rec.Iterations = res.Programs, res.SandboxSeconds, res.WallSeconds, res.Completed
+		rec.LeftOutSeconds = res.LeftOutSeconds
 		rec.BestValidation = res.BestScore
 		rec.Chosen = graded(res.Final, nil)
 		rec.Best = graded(res.Best, res.BestScore)

@@ -77,9 +77,12 @@ type TrainResult struct {
 	Stopped    bool                          `json:"stopped"`    // ended early by the stop signal
 	// Budget used by training, and the best training program (by the selection split's
 	// score), found after which programs, re-run and graded on the test answers.
-	Completed      int                          `json:"completed_iterations"`
-	Programs       int                          `json:"programs"`
-	SandboxSeconds float64                      `json:"sandbox_seconds"`
+	Completed      int     `json:"completed_iterations"`
+	Programs       int     `json:"programs"`
+	SandboxSeconds float64 `json:"sandbox_seconds"`
+	// LeftOutSeconds ran but is not in SandboxSeconds: the program that crossed a
+	// sandbox-seconds budget, left out because that landed nearer the budget.
+	LeftOutSeconds float64                      `json:"left_out_seconds,omitempty"`
 	WallSeconds    float64                      `json:"wall_seconds"`
 	BestScore      *float64                     `json:"best_score,omitempty"`
 	Improvements   []activities.Improvement     `json:"improvements,omitempty"`
@@ -144,8 +147,9 @@ type trainRun struct {
 	segmentStart int
 	// stopAtBudget: a sandbox-seconds budget ends collection the moment it is used up, not at
 	// the end of the iteration (histories recorded before this version end at the boundary);
-	// stopDrainAtBudget: and ends the drain before a continue-as-new too.
-	stopAtBudget, stopDrainAtBudget bool
+	// stopDrainAtBudget: and ends the drain before a continue-as-new too; nearestBudget: the
+	// program that crosses the budget is left out when that lands nearer it.
+	stopAtBudget, stopDrainAtBudget, nearestBudget bool
 }
 
 // Train runs Algorithm 1 asynchronously: keep m*B executions in flight, update after B complete,
@@ -162,10 +166,12 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	// A matched arm that stopped only at an iteration boundary overshot its budget by a whole
 	// iteration, heavy-tailed with several reward folds (1.23x in experiment leafdefaults).
 	// Version 2: the drain before a continue-as-new counted every program in flight, which
-	// overshot one leafmatched cell by 9%.
+	// overshot one leafmatched cell by 9%. Version 3: the program that crossed the budget was
+	// always counted, so one heavy-tailed program gave a static-matched cell of rlbest 696
+	// sandbox-seconds for a budget of 532.
 	if in.SandboxSeconds > 0 {
-		v := workflow.GetVersion(ctx, "stop-at-sandbox-budget", workflow.DefaultVersion, 2)
-		r.stopAtBudget, r.stopDrainAtBudget = v >= 1, v >= 2
+		v := workflow.GetVersion(ctx, "stop-at-sandbox-budget", workflow.DefaultVersion, 3)
+		r.stopAtBudget, r.stopDrainAtBudget, r.nearestBudget = v >= 1, v >= 2, v >= 3
 	}
 	var err error
 	if r.ctl, err = newControl(ctx, in); err != nil {
@@ -239,21 +245,59 @@ func (r *trainRun) elapsed(ctx workflow.Context) float64 {
 	return workflow.Now(ctx).Sub(r.st.StartedAt).Seconds()
 }
 
-// budgetLeft: iterations remain, and the sandbox-seconds budget (if any) is not used up.
+// budgetLeft: iterations remain, and the sandbox-seconds budget (if any) is not used up or
+// (from version 3) programs it paid for wait, carried over a continue-as-new, to be learned from.
 func (r *trainRun) budgetLeft() bool {
-	return r.st.Iteration < r.in.Iterations && (r.in.SandboxSeconds <= 0 || r.st.SandboxSeconds < r.in.SandboxSeconds)
+	return r.st.Iteration < r.in.Iterations && (r.in.SandboxSeconds <= 0 || !r.budgetSpent() || r.carriedPastBudget())
+}
+
+// carriedPastBudget: the drain before a continue-as-new counted these programs in the budget,
+// so one more iteration learns from them (and may find the best program among them), and
+// samples nothing. Before version 3 they were counted and never looked at.
+func (r *trainRun) carriedPastBudget() bool {
+	return r.nearestBudget && r.in.SandboxSeconds > 0 && r.budgetSpent() && len(r.st.Carry) > 0
+}
+
+// budgetSpent: the sandbox-seconds budget is used up, or a program crossed it.
+func (r *trainRun) budgetSpent() bool {
+	return r.st.SandboxSeconds >= r.in.SandboxSeconds || r.st.BudgetClosed
 }
 
 // budgetSpentInDrain: the drain before a continue-as-new stops waiting for programs in flight.
 func (r *trainRun) budgetSpentInDrain() bool {
-	return r.stopDrainAtBudget && r.st.SandboxSeconds >= r.in.SandboxSeconds
+	return r.stopDrainAtBudget && r.budgetSpent()
 }
 
 // budgetSpentMidIteration: the iteration stops collecting now, with the counted programs it
 // has (at least one, so the update and the metrics have something to work on), because the
-// sandbox-seconds budget is used up. The overshoot is then one program's run at most.
+// sandbox-seconds budget is used up. The error is then half a program's run at most (one
+// program's before version 3).
 func (r *trainRun) budgetSpentMidIteration(counted int) bool {
-	return r.stopAtBudget && counted > 0 && r.st.SandboxSeconds >= r.in.SandboxSeconds
+	return r.stopAtBudget && counted > 0 && r.budgetSpent()
+}
+
+// crossesBudget decides for a finished program of d sandbox-seconds: true leaves it out. A
+// program's seconds are known only when it ends, so the one that crosses the budget would
+// overshoot it by up to its whole run; counted or left out, whichever lands nearer the budget
+// (ties counted), the arm's total is within half a program of it, over or under, instead of
+// always over. The budget then closes either way. mayLeaveOut false (nothing else to learn
+// from) always counts it.
+func (r *trainRun) crossesBudget(d float64, mayLeaveOut bool) bool {
+	if !r.nearestBudget || r.in.SandboxSeconds <= 0 || r.st.BudgetClosed {
+		return false
+	}
+	before, after := r.st.SandboxSeconds, r.st.SandboxSeconds+d
+	if after < r.in.SandboxSeconds {
+		return false
+	}
+	r.st.BudgetClosed = true
+	if mayLeaveOut && after-r.in.SandboxSeconds > r.in.SandboxSeconds-before {
+		r.st.LeftOutSandboxSeconds += d
+		r.logger.Info("left out the program that crossed the sandbox-seconds budget: counting it would overshoot more than leaving it out undershoots",
+			"budget", r.in.SandboxSeconds, "used", before, "program_seconds", d)
+		return true
+	}
+	return false
 }
 
 // sample draws programs from the current policy and instruments them (progress prints) in one

@@ -69,7 +69,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 
 	st := &r.st
 	result := TrainResult{Iterations: st.Recent, Stopped: r.ctl.stopping, Completed: st.Iteration, Programs: st.SamplesDone,
-		SandboxSeconds: st.SandboxSeconds, WallSeconds: trainingWall, BestScore: st.Best, Improvements: st.Improvements}
+		SandboxSeconds: st.SandboxSeconds, LeftOutSeconds: st.LeftOutSandboxSeconds, WallSeconds: trainingWall, BestScore: st.Best, Improvements: st.Improvements}
 	if chosen != nil {
 		r.publish(PhaseFinalGrading, 0)
 		if result.Final, err = r.finalGrade(ctx, "grade %s on the private test answers", chosen.SampleID); err != nil {
@@ -162,6 +162,9 @@ func (r *trainRun) settings() string {
 		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight, cmp.Or(in.Reward, "paper"), max(in.RewardFolds, 1))
 	if in.SandboxSeconds > 0 {
 		s += fmt.Sprintf(" sandbox-seconds-budget=%.0f (used %.0f)", in.SandboxSeconds, r.st.SandboxSeconds)
+		if r.st.LeftOutSandboxSeconds > 0 {
+			s += fmt.Sprintf(" (left out %.0f: the program that crossed the budget)", r.st.LeftOutSandboxSeconds)
+		}
 	}
 	if in.Instrumenter == settings.InstrumenterNone {
 		s += " instrumentation=off"

@@ -63,24 +63,30 @@ func (p *pool) launch(ctx workflow.Context, id string, iter int) {
 	})
 }
 
-// settle removes a finished execution from the in-flight list and counts its budget.
-func (p *pool) settle(o outcome) outcome {
+// settle removes a finished execution from the in-flight list and counts its budget. It
+// reports false for the program that crossed a sandbox-seconds budget when leaving it out lands
+// nearer the budget (see trainRun.crossesBudget): that program is not counted or used.
+// mayLeaveOut is false when the caller has nothing else to learn from.
+func (p *pool) settle(o outcome, mayLeaveOut bool) (outcome, bool) {
 	for k, r := range p.pending {
 		if r.id == o.ID {
 			p.pending = append(p.pending[:k], p.pending[k+1:]...)
 			break
 		}
 	}
+	if p.run.crossesBudget(o.Result.DurationS, mayLeaveOut) {
+		return o, false
+	}
 	p.run.st.SamplesDone++
 	p.run.st.SandboxSeconds += o.Result.DurationS
-	return o
+	return o, true
 }
 
-// receive waits for the next outcome.
-func (p *pool) receive(ctx workflow.Context) outcome {
+// receive waits for the next outcome; false as settle says.
+func (p *pool) receive(ctx workflow.Context, mayLeaveOut bool) (outcome, bool) {
 	var o outcome
 	p.results.Receive(ctx, &o)
-	return p.settle(o)
+	return p.settle(o, mayLeaveOut)
 }
 
 // startIteration makes sampling name programs after iteration it.
@@ -91,7 +97,7 @@ func (p *pool) startIteration(it int) { p.it, p.sampled = it, 0 }
 func (p *pool) topUp(ctx workflow.Context) error {
 	r := p.run
 	need := r.in.Batch*r.in.Oversample - len(p.pending) - len(r.st.Carry)
-	if need <= 0 {
+	if need <= 0 || r.carriedPastBudget() {
 		return nil
 	}
 	ids := make([]string, need)
@@ -135,18 +141,23 @@ func (p *pool) collect(ctx workflow.Context) ([]outcome, error) {
 		done = append(done, outcome{ID: r.st.Carry[0].SampleID, Result: r.st.Carry[0]})
 		r.st.Carry = r.st.Carry[1:]
 	}
+	if r.nearestBudget && r.budgetSpentMidIteration(len(done)) {
+		return done, nil // the budget was spent in the drain: learn from what it paid for
+	}
 	for counted := len(done); counted < r.in.Batch; {
-		o := p.receive(ctx)
+		o, use := p.receive(ctx, counted > 0)
 		for {
-			done = append(done, o)
-			if !o.Stale {
-				counted++
+			if use {
+				done = append(done, o)
+				if !o.Stale {
+					counted++
+				}
 			}
 			// Take every result already waiting, so one top-up replaces them all.
 			if counted >= r.in.Batch || r.budgetSpentMidIteration(counted) || !p.results.ReceiveAsync(&o) {
 				break
 			}
-			o = p.settle(o)
+			o, use = p.settle(o, counted > 0)
 		}
 		if r.budgetSpentMidIteration(counted) {
 			// Nothing more is sampled; the programs still in flight are cancelled with the run's.
@@ -166,7 +177,9 @@ func (p *pool) collect(ctx workflow.Context) ([]outcome, error) {
 func (p *pool) drain(ctx workflow.Context, stop func() bool) []outcome {
 	var out []outcome
 	for len(p.pending) > 0 && !stop() {
-		out = append(out, p.receive(ctx))
+		if o, use := p.receive(ctx, true); use {
+			out = append(out, o)
+		}
 	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -370,83 +373,133 @@ func TestStragglersCarryOverInsteadOfBlocking(t *testing.T) {
 }
 
 // A matched arm's budget (sandbox-seconds) ends training as soon as it is used up, mid-iteration,
-// so its overshoot is one program's run, not the rest of an iteration.
+// and the program that crosses it is counted or left out, whichever lands nearer the budget: the
+// arm uses within half a program of its budget, not up to a whole program over.
 func TestSandboxBudgetStopsMidIteration(t *testing.T) {
-	f := &fakeRun{}
 	const each = 10 * time.Millisecond // every program reports 0.01 sandbox-seconds
-	env := newEnv(t, f, func(string) time.Duration { return each }, func(string) *float64 { v := 0.5; return &v })
-	in := input()
-	in.Iterations, in.SandboxSeconds = 10, 0.055 // 5.5 programs: iteration 2 ends after its 2nd
-	env.ExecuteWorkflow(Train, in)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res TrainResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
-	if res.SandboxSeconds < in.SandboxSeconds || res.SandboxSeconds > in.SandboxSeconds+each.Seconds()+1e-9 {
-		t.Fatalf("used %.3f sandbox-seconds of a %.3f budget: the overshoot must be one program (%.3f) at most",
-			res.SandboxSeconds, in.SandboxSeconds, each.Seconds())
-	}
-	if len(f.updates) != 2 || res.Completed != 2 {
-		t.Fatalf("%d updates, %d iterations completed: want 2 (the budget runs out in iteration 2)", len(f.updates), res.Completed)
-	}
-	if n := len(f.updates[1].SampleIDs); n == 0 || n >= in.Batch {
-		t.Fatalf("the last iteration learned from %d programs: want the 1 to %d that finished before the budget ran out", n, in.Batch-1)
-	}
-	if res.Programs != len(f.updates[0].SampleIDs)+len(f.updates[1].SampleIDs) {
-		t.Fatalf("%d programs counted in the budget, %d learned from: every counted program is learned from",
-			res.Programs, len(f.updates[0].SampleIDs)+len(f.updates[1].SampleIDs))
-	}
-}
-
-// The drain before a continue-as-new stops at the budget too: counting every program in flight
-// there overshot a leafmatched cell by 9%.
-func TestSandboxBudgetStopsTheDrainBeforeContinueAsNew(t *testing.T) {
-	f := &fakeRun{}
-	const each = 10 * time.Millisecond
-	in := input()
-	// Iteration 1 learns from B = 4 of the 8 in flight (0.04 s) and hands over; the budget runs
-	// out one program into the drain, with 3 still in flight.
-	in.Iterations, in.ContinueEvery, in.SandboxSeconds = 10, 1, 0.045
-	res, segments := runSegments(t, f, in, func(string) time.Duration { return each })
-	if res.SandboxSeconds < in.SandboxSeconds || res.SandboxSeconds > in.SandboxSeconds+each.Seconds()+1e-9 {
-		t.Fatalf("used %.3f sandbox-seconds of a %.3f budget: the overshoot must be one program (%.3f) at most",
-			res.SandboxSeconds, in.SandboxSeconds, each.Seconds())
-	}
-	if segments != 2 || len(f.updates) != 1 {
-		t.Fatalf("%d segments, %d updates: want the second segment to find the budget spent and evaluate", segments, len(f.updates))
-	}
-}
-
-func TestTrainRejectsBadInput(t *testing.T) {
-	f := &fakeRun{}
-	env := newEnv(t, f, func(string) time.Duration { return time.Second }, func(string) *float64 { return nil })
-	in := input()
-	in.Batch = 0
-	env.ExecuteWorkflow(Train, in)
-	err := env.GetWorkflowError()
-	if err == nil || !strings.Contains(err.Error(), "batch must be at least 1") {
-		t.Fatalf("want a clear bad-input error, got %v", err)
-	}
-	// The settings' own rules are tested in package settings; these are the input's.
 	for _, c := range []struct {
-		name string
-		edit func(*TrainInput)
-		want string
+		name            string
+		budget          float64
+		used, leftOut   float64
+		lastIterLearned int
 	}{
-		{"no run id", func(in *TrainInput) { in.Run = "" }, "run id is empty"},
-		{"no task", func(in *TrainInput) { in.Task = "" }, "task is empty"},
-		{"no exec timeout", func(in *TrainInput) { in.ExecTimeout = 0 }, "exec timeout must be positive"},
-		{"negative attempt", func(in *TrainInput) { in.Attempt = -1 }, "attempt must be 0 or more"},
-		{"a bad setting", func(in *TrainInput) { in.Reward = "clipped" }, "reward must be paper or bounded"},
+		// Iteration 1 learns from 4 programs (0.04); the 6th program crosses the budget.
+		{"the crossing program lands nearer: counted", 0.057, 0.06, 0, 2},
+		{"leaving it out lands nearer: left out", 0.053, 0.05, 0.01, 1},
 	} {
-		in := input()
-		c.edit(&in)
-		if err := in.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeRun{}
+			env := newEnv(t, f, func(string) time.Duration { return each }, func(string) *float64 { v := 0.5; return &v })
+			in := input()
+			in.Iterations, in.SandboxSeconds = 10, c.budget
+			env.ExecuteWorkflow(Train, in)
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			var res TrainResult
+			if err := env.GetWorkflowResult(&res); err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(res.SandboxSeconds-c.used) > 1e-9 || math.Abs(res.LeftOutSeconds-c.leftOut) > 1e-9 {
+				t.Fatalf("used %.3f sandbox-seconds and left out %.3f of a %.3f budget: want %.3f used, %.3f left out",
+					res.SandboxSeconds, res.LeftOutSeconds, c.budget, c.used, c.leftOut)
+			}
+			if len(f.updates) != 2 || res.Completed != 2 {
+				t.Fatalf("%d updates, %d iterations completed: want 2 (the budget runs out in iteration 2)", len(f.updates), res.Completed)
+			}
+			if n := len(f.updates[1].SampleIDs); n != c.lastIterLearned {
+				t.Fatalf("the last iteration learned from %d programs: want the %d counted before the budget closed", n, c.lastIterLearned)
+			}
+			if res.Programs != len(f.updates[0].SampleIDs)+len(f.updates[1].SampleIDs) {
+				t.Fatalf("%d programs counted in the budget, %d learned from: every counted program is learned from, no other",
+					res.Programs, len(f.updates[0].SampleIDs)+len(f.updates[1].SampleIDs))
+			}
+		})
+	}
+}
+
+// The drain before a continue-as-new stops at the budget too (counting every program in flight
+// there overshot a leafmatched cell by 9%), with the same rule for the program that crosses it.
+// What the drain counted is learned from: the next segment runs one more iteration on the
+// carried programs and samples nothing (before, they were counted and never looked at); a
+// left-out program is not carried.
+func TestSandboxBudgetStopsTheDrainBeforeContinueAsNew(t *testing.T) {
+	const each = 10 * time.Millisecond
+	for _, c := range []struct {
+		name          string
+		budget        float64
+		used, leftOut float64
+		updates       int
+	}{
+		// Iteration 1 learns from B = 4 of the 8 in flight (0.04 s) and hands over; the 5th
+		// program, the first of the drain, crosses the budget with 3 still in flight.
+		{"counted, and learned from after the continue-as-new", 0.047, 0.05, 0, 2},
+		{"left out", 0.043, 0.04, 0.01, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeRun{}
+			in := input()
+			in.Iterations, in.ContinueEvery, in.SandboxSeconds = 10, 1, c.budget
+			res, segments := runSegments(t, f, in, func(string) time.Duration { return each })
+			if math.Abs(res.SandboxSeconds-c.used) > 1e-9 || math.Abs(res.LeftOutSeconds-c.leftOut) > 1e-9 {
+				t.Fatalf("used %.3f sandbox-seconds and left out %.3f of a %.3f budget: want %.3f used, %.3f left out",
+					res.SandboxSeconds, res.LeftOutSeconds, c.budget, c.used, c.leftOut)
+			}
+			if len(f.updates) != c.updates {
+				t.Fatalf("%d segments, %d updates: want %d", segments, len(f.updates), c.updates)
+			}
+			learned := 0
+			for _, u := range f.updates {
+				learned += len(u.SampleIDs)
+			}
+			if res.Programs != learned {
+				t.Fatalf("%d programs counted in the budget, %d learned from: every counted program is learned from", res.Programs, learned)
+			}
+			for _, ids := range f.sampled {
+				for _, id := range ids {
+					if strings.HasPrefix(id, "it0002") {
+						t.Fatalf("sampled %s: the drained programs' iteration samples nothing", id)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The budget rule as a pure decision: the crossing program is left out only when that lands
+// nearer the budget and the caller has something else to learn from; the budget closes either
+// way, and nothing is decided twice or without a budget.
+func TestCrossesBudget(t *testing.T) {
+	for _, c := range []struct {
+		name                   string
+		nearest                bool
+		budget, used, d        float64
+		mayLeaveOut, closed    bool
+		wantLeftOut, wantClose bool
+	}{
+		{"under the budget after it", true, 10, 5, 4, true, false, false, false},
+		{"nearer counted", true, 10, 8, 3, true, false, false, true},
+		{"tie counted", true, 10, 8, 4, true, false, false, true},
+		{"nearer left out", true, 10, 9, 7, true, false, true, true},
+		{"nothing else to learn from: counted", true, 10, 9, 7, false, false, false, true},
+		{"already closed", true, 10, 9, 7, true, true, false, true},
+		{"no budget", true, 0, 9, 7, true, false, false, false},
+		{"histories before version 3", false, 10, 9, 7, true, false, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &trainRun{in: input(), nearestBudget: c.nearest, logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))}
+			r.in.SandboxSeconds = c.budget
+			r.st.SandboxSeconds, r.st.BudgetClosed = c.used, c.closed
+			if got := r.crossesBudget(c.d, c.mayLeaveOut); got != c.wantLeftOut {
+				t.Fatalf("left out: got %v, want %v", got, c.wantLeftOut)
+			}
+			if r.st.BudgetClosed != c.wantClose {
+				t.Fatalf("budget closed: got %v, want %v", r.st.BudgetClosed, c.wantClose)
+			}
+			if want := map[bool]float64{true: c.d}[c.wantLeftOut]; r.st.LeftOutSandboxSeconds != want {
+				t.Fatalf("left-out seconds %.1f, want %.1f", r.st.LeftOutSandboxSeconds, want)
+			}
+		})
 	}
 }
 
