@@ -3,7 +3,9 @@
 // reached its best validation score, how many model families its valid programs covered, and
 // how concentrated its last iterations were on one family. It is the evidence for why one arm
 // finds a better best program than another at the same budget: breadth (many families, the
-// best found early by a lucky draw) against depth (few families, improved within them).
+// best found early by a lucky draw) against depth (few families, improved within them). With
+// --improve-edit it also says how many programs were edits of a previous one (sample.json's
+// kept marks), how often edits and the rest were valid, and whether the best was an edit.
 //
 //	go run ./benchmarks/experiments/searchtrace EXPERIMENT_DIR
 package main
@@ -14,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,6 +34,7 @@ type program struct {
 	Reward    float64 // higher is better (the score, sign flipped for lower-is-better metrics)
 	Score     float64
 	Seconds   float64 // sandbox-seconds it used
+	Edit      bool    // an edit of a previous program: some of its tokens were kept
 }
 
 // trace is what one cell's search did.
@@ -45,6 +49,10 @@ type trace struct {
 	LateFamily     string  // the most common model among the last three iterations' programs
 	LateFamilyRate float64 // its share of them
 	BestFamily     string
+	Edits          int     // programs that were edits
+	ValidEdits     float64 // share of the edits that were valid
+	ValidRest      float64 // share of the other programs that were valid
+	BestFromEdit   bool    // the program that first reached the best was an edit
 }
 
 // modelOf reads the model option from a code action's description ("slot=option ...").
@@ -71,7 +79,7 @@ func traceOf(progs []program) trace {
 	for _, p := range progs {
 		total += p.Seconds
 	}
-	var early, earlyN, late, lateN int
+	var early, earlyN, late, lateN, validEdits, validRest int
 	families := map[string]bool{}
 	lateCount := map[string]int{}
 	lateN3 := 0
@@ -89,6 +97,14 @@ func traceOf(progs []program) trace {
 				late++
 			}
 		}
+		if p.Edit {
+			t.Edits++
+			if p.Valid {
+				validEdits++
+			}
+		} else if p.Valid {
+			validRest++
+		}
 		if p.Iteration > last-3 {
 			lateCount[p.Model]++
 			lateN3++
@@ -99,7 +115,7 @@ func traceOf(progs []program) trace {
 		families[p.Model] = true
 		if p.Reward > best {
 			best = p.Reward
-			t.BestScore, t.BestIteration, t.BestFamily = p.Score, p.Iteration, p.Model
+			t.BestScore, t.BestIteration, t.BestFamily, t.BestFromEdit = p.Score, p.Iteration, p.Model, p.Edit
 			if total > 0 {
 				t.BestAtSeconds = spent / total
 			}
@@ -107,6 +123,8 @@ func traceOf(progs []program) trace {
 	}
 	t.ValidEarly = ratio(early, earlyN)
 	t.ValidLate = ratio(late, lateN)
+	t.ValidEdits = ratio(validEdits, t.Edits)
+	t.ValidRest = ratio(validRest, t.Programs-t.Edits)
 	t.Families = len(families)
 	for m, n := range lateCount {
 		if n > lateCount[t.LateFamily] || (n == lateCount[t.LateFamily] && m < t.LateFamily) {
@@ -161,6 +179,9 @@ func readPrograms(runDir string) ([]program, error) {
 			ID        string `json:"id"`
 			Iteration int    `json:"iteration"`
 			Actions   string `json:"actions"`
+			Sample    struct {
+				Kept []bool `json:"kept"`
+			} `json:"sample"`
 		}
 		if err := readJSON(rec, &s); err != nil {
 			return nil, err
@@ -178,7 +199,8 @@ func readPrograms(runDir string) ([]program, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := program{ID: s.ID, Iteration: s.Iteration, Model: modelOf(s.Actions), Valid: r.Valid && r.Score != nil, Reward: r.Reward, Seconds: r.DurationS}
+		p := program{ID: s.ID, Iteration: s.Iteration, Model: modelOf(s.Actions), Valid: r.Valid && r.Score != nil, Reward: r.Reward, Seconds: r.DurationS,
+			Edit: slices.Contains(s.Sample.Kept, true)}
 		if r.Score != nil {
 			p.Score = *r.Score
 		}
@@ -220,8 +242,8 @@ func run(dir string) error {
 	if err := readJSON(filepath.Join(dir, runstore.LedgerFile), &ledger); err != nil {
 		return fmt.Errorf("%w: give an experiment directory (it holds %s)", err, runstore.LedgerFile)
 	}
-	fmt.Println("| task | seed | arm | programs | valid: first half | valid: second half | best validation | found in iteration | at share of sandbox-s | its model | model families (valid) | last 3 iterations: commonest model, share |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| task | seed | arm | programs (edits) | valid: first half | valid: second half | valid: edits / the rest | best validation | found in iteration | at share of sandbox-s | its model | best from an edit | model families (valid) | last 3 iterations: commonest model, share |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range ledger.Cells {
 		if c.Status != experiment.StatusDone {
 			continue
@@ -231,9 +253,14 @@ func run(dir string) error {
 			return err
 		}
 		t := traceOf(progs)
-		fmt.Printf("| %s | %d | %s | %d | %.2f | %.2f | %.4f | %d | %.2f | %s | %d | %s, %.2f |\n",
-			c.Task, c.Seed, c.Arm, t.Programs, t.ValidEarly, t.ValidLate, t.BestScore, t.BestIteration,
-			t.BestAtSeconds, t.BestFamily, t.Families, t.LateFamily, t.LateFamilyRate)
+		edits, fromEdit := "-", "-"
+		if t.Edits > 0 {
+			edits = fmt.Sprintf("%.2f", t.ValidEdits)
+			fromEdit = map[bool]string{true: "yes", false: "no"}[t.BestFromEdit]
+		}
+		fmt.Printf("| %s | %d | %s | %d (%d) | %.2f | %.2f | %s / %.2f | %.4f | %d | %.2f | %s | %s | %d | %s, %.2f |\n",
+			c.Task, c.Seed, c.Arm, t.Programs, t.Edits, t.ValidEarly, t.ValidLate, edits, t.ValidRest, t.BestScore, t.BestIteration,
+			t.BestAtSeconds, t.BestFamily, fromEdit, t.Families, t.LateFamily, t.LateFamilyRate)
 	}
 	return nil
 }

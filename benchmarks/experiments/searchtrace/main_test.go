@@ -26,17 +26,21 @@ func TestTraceOf(t *testing.T) {
 		{Iteration: 1, Model: "logreg", Valid: false, Reward: 0.3, Seconds: 1},
 		{Iteration: 2, Model: "logreg", Valid: true, Reward: -0.1, Score: 0.1, Seconds: 1},
 		{Iteration: 2, Model: "svm", Valid: false, Reward: -9.7, Seconds: 1},
-		{Iteration: 3, Model: "logreg", Valid: true, Reward: -0.05, Score: 0.05, Seconds: 1},
+		{Iteration: 3, Model: "logreg", Valid: true, Reward: -0.05, Score: 0.05, Seconds: 1, Edit: true},
 		{Iteration: 3, Model: "logreg", Valid: true, Reward: -0.05, Score: 0.05, Seconds: 2},
-		{Iteration: 4, Model: "rf", Valid: true, Reward: -0.4, Score: 0.4, Seconds: 2},
+		{Iteration: 4, Model: "rf", Valid: false, Reward: -10, Seconds: 1, Edit: true},
+		{Iteration: 4, Model: "rf", Valid: true, Reward: -0.4, Score: 0.4, Seconds: 1},
 	}
 	got := traceOf(progs)
-	want := trace{Programs: 7, ValidEarly: 0.5, ValidLate: 1, BestScore: 0.05, BestIteration: 3,
-		BestAtSeconds: 0.6, Families: 2, LateFamily: "logreg", LateFamilyRate: 0.6, BestFamily: "logreg"}
-	if math.Abs(got.BestAtSeconds-want.BestAtSeconds) > 1e-12 || math.Abs(got.LateFamilyRate-want.LateFamilyRate) > 1e-12 {
+	// Edits: 2 (one valid, and it first reached the best); the other 6 programs: 4 valid.
+	want := trace{Programs: 8, ValidEarly: 0.5, ValidLate: 0.75, BestScore: 0.05, BestIteration: 3,
+		BestAtSeconds: 0.6, Families: 2, LateFamily: "logreg", LateFamilyRate: 0.5, BestFamily: "logreg",
+		Edits: 2, ValidEdits: 0.5, ValidRest: 4.0 / 6, BestFromEdit: true}
+	if math.Abs(got.BestAtSeconds-want.BestAtSeconds) > 1e-12 || math.Abs(got.LateFamilyRate-want.LateFamilyRate) > 1e-12 ||
+		math.Abs(got.ValidRest-want.ValidRest) > 1e-12 {
 		t.Fatalf("traceOf = %+v, want %+v", got, want)
 	}
-	got.BestAtSeconds, got.LateFamilyRate = want.BestAtSeconds, want.LateFamilyRate
+	got.BestAtSeconds, got.LateFamilyRate, got.ValidRest = want.BestAtSeconds, want.LateFamilyRate, want.ValidRest
 	if got != want {
 		t.Errorf("traceOf = %+v, want %+v", got, want)
 	}
