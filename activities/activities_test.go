@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,6 +16,7 @@ import (
 
 	"mlerl/artifacts"
 	"mlerl/artifacts/runstore"
+	"mlerl/codeactions"
 	"mlerl/grading"
 	"mlerl/instrument"
 	"mlerl/internal/testenv"
@@ -259,7 +261,8 @@ out.to_csv('submission.csv', index=False)
 }
 
 // With RedrawRepeats a training program the run has already sampled is drawn again, so the
-// budget goes to new programs; a collapsed policy that can only repeat itself keeps its draw
+// budget goes to new programs: new submissions, not only new text (programs that differ only in
+// the validation they print count as repeats); a collapsed policy that can only repeat itself keeps its draw
 // after the cap, and a retried activity writes the same programs again.
 func TestSampleRedrawsProgramsTheRunAlreadySampled(t *testing.T) {
 	dataDir := testenv.PreparedData(t, "leaf-classification")
@@ -304,7 +307,33 @@ func TestSampleRedrawsProgramsTheRunAlreadySampled(t *testing.T) {
 		}
 		return len(seen)
 	}
-	ids := make([]string, 32)
+	// submissions counts the distinct submission keys among a run's samples: programs that
+	// differ only in the validation they print before refitting write one submission.
+	spec, _ := tasks.Builtin().Get("leaf-classification")
+	lib, _ := codeactions.For(spec.Modality)
+	submissions := func(run string, ids []string) int {
+		t.Helper()
+		seen := map[string]bool{}
+		for _, id := range ids {
+			var rec struct {
+				Sample model.Sample `json:"sample"`
+			}
+			b, err := artifacts.FS{Root: filepath.Join(root, run)}.Get(ctx, runstore.Sample(id).Record())
+			if err == nil {
+				err = json.Unmarshal(b, &rec)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			key, err := lib.SubmissionKey(rec.Sample.Tokens, codeactions.SchemaOf(spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[lib.Describe(key)] = true
+		}
+		return len(seen)
+	}
+	ids := make([]string, 64)
 	for k := range ids {
 		ids[k] = fmt.Sprintf("it0001-s%03d", k)
 	}
@@ -327,8 +356,12 @@ func TestSampleRedrawsProgramsTheRunAlreadySampled(t *testing.T) {
 	if distinct(plain) == len(ids) {
 		t.Fatalf("the warm start should repeat some of %d programs without redraws for this test to mean anything", len(ids))
 	}
-	if distinct(redrawn) != len(ids) {
-		t.Errorf("with redraws %d of %d programs are distinct (without: %d), want all", distinct(redrawn), len(ids), distinct(plain))
+	if distinct(redrawn) != len(ids) || submissions("redrawn", ids) != len(ids) {
+		t.Errorf("with redraws %d of %d programs are distinct and %d write distinct submissions (without: %d, %d), want all",
+			distinct(redrawn), len(ids), submissions("redrawn", ids), distinct(plain), submissions("plain", ids))
+	}
+	if submissions("plain", ids) == distinct(plain) {
+		t.Errorf("without redraws, no two of the %d distinct programs differ only in what they print: this test does not check that such programs count as repeats", distinct(plain))
 	}
 	total := 0
 	for _, r := range refs {

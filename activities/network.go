@@ -52,11 +52,12 @@ func decodeNetwork(data []byte) (*networkBackend, error) {
 }
 
 // sample draws each program's code actions and renders them; with in.RedrawRepeats, a training
-// program identical to one already sampled in the run is drawn again.
+// program that writes the same submission as one already sampled in the run (the same program,
+// or one differing only in what it prints: Library.SubmissionKey) is drawn again.
 func (b *networkBackend) sample(ctx context.Context, store artifacts.Store, spec *tasks.Spec, in SampleInput, buffer []bufferEntry) ([]SampleRef, error) {
 	p := b.policy
 	schema := codeactions.SchemaOf(spec)
-	var seen map[string]string // program hash -> first sample; nil: no redraws
+	var seen map[string]string // hash of the submission key's program -> first sample; nil: no redraws
 	if in.Purpose == PurposeTrain && in.RedrawRepeats > 0 {
 		seen = map[string]string{}
 		if err := getJSON(ctx, store, runstore.SeenKey, &seen); err != nil && !errors.Is(err, artifacts.ErrNotFound) {
@@ -97,7 +98,16 @@ func (b *networkBackend) sample(ctx context.Context, store artifacts.Store, spec
 			if seen == nil {
 				break
 			}
-			h := artifacts.ContentHash([]byte(prog.Code))
+			// Programs that differ only in what they print write one submission: a repeat.
+			key, err := p.Lib.SubmissionKey(s.Tokens, schema)
+			if err != nil {
+				return nil, err
+			}
+			keyProg, err := p.Lib.Render(key, schema)
+			if err != nil {
+				return nil, err
+			}
+			h := artifacts.ContentHash([]byte(keyProg.Code))
 			// A retried activity meets its own earlier entries: those are not repeats.
 			if first, ok := seen[h]; !ok || first == id || redraws >= in.RedrawRepeats {
 				if !ok {

@@ -136,7 +136,8 @@ type conformanceRun struct {
 	output   string
 	grade    grading.Result
 	seconds  float64
-	err      error // rendering, instrumenting, the sandbox or the grader broke
+	sub      []byte // the submission, when the program exited 0
+	err      error  // rendering, instrumenting, the sandbox or the grader broke
 }
 
 func (r *conformanceRun) valid() bool { return r.exit == 0 && r.grade.Valid }
@@ -185,6 +186,7 @@ func runConformance(sb sandbox.Sandbox, r *conformanceRun, dir string) {
 	}
 	r.exit, r.timedOut, r.output, r.seconds = res.ExitCode, res.TimedOut, res.Output, res.Duration.Seconds()
 	if res.ExitCode == 0 && !res.TimedOut {
+		r.sub, _ = os.ReadFile(filepath.Join(work, "submission.csv"))
 		r.grade, r.err = grading.Grade(r.spec, filepath.Join(work, "submission.csv"), filepath.Join(r.dirs.Private, r.spec.Files.Answers))
 	}
 }
@@ -329,6 +331,11 @@ func TestConformance(t *testing.T) {
 		t.Logf("%-46s %2d programs: %2d valid (%d despite a data-dependent clash), %2d intended clashes (%d data-dependent), %d bugs",
 			tr.spec.ID, len(tr.runs), valid, lucky, certain+dependent, dependent, bugs)
 	}
+	var byTask [][]*conformanceRun
+	for _, tr := range all {
+		byTask = append(byTask, tr.runs)
+	}
+	jobs = append(jobs, checkSubmissionKeys(t, sb, byTask, filepath.Join(root, "keys"))...)
 	// The slowest programs, to keep the test's time in check.
 	total := 0.0
 	for _, r := range jobs {
@@ -339,4 +346,71 @@ func TestConformance(t *testing.T) {
 		t.Logf("%.1fs %s: %s", r.seconds, r.spec.ID, r.lib.Describe(r.tokens))
 	}
 	t.Logf("%d programs (%.0fs of running programs) in %.0fs", len(jobs), total, time.Since(start).Seconds())
+}
+
+// checkSubmissionKeys checks the claim the redraw rule rests on: programs with one submission key
+// (Library.SubmissionKey) write the same submission. For up to two valid programs of each task
+// (the strong default first), every program that differs in a report-only slot and keeps the key
+// is run, and its submission must be byte-identical. It returns the runs it made.
+func checkSubmissionKeys(t *testing.T, sb sandbox.Sandbox, byTask [][]*conformanceRun, root string) []*conformanceRun {
+	t.Helper()
+	type pair struct{ ref, v *conformanceRun }
+	var pairs []pair
+	for _, runs := range byTask {
+		refs := 0
+		for _, r := range runs {
+			if refs == 2 || !r.valid() {
+				continue
+			}
+			schema := codeactions.SchemaOf(r.spec)
+			key, err := r.lib.SubmissionKey(r.tokens, schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(pairs)
+			for _, g := range r.lib.ReportOnly {
+				i := slices.IndexFunc(r.lib.Slots, func(s codeactions.Slot) bool { return s.Name == g.Slot })
+				first, count := r.lib.SlotRange(i)
+				for tok := first; tok < first+count; tok++ {
+					if tok == r.tokens[i] {
+						continue
+					}
+					v := slices.Clone(r.tokens)
+					v[i] = tok
+					if k, err := r.lib.SubmissionKey(v, schema); err != nil || !slices.Equal(k, key) {
+						continue
+					}
+					pairs = append(pairs, pair{r, &conformanceRun{spec: r.spec, dirs: r.dirs, lib: r.lib, tokens: v}})
+				}
+			}
+			if len(pairs) > n {
+				refs++
+			}
+		}
+	}
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, p := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runConformance(sb, p.v, filepath.Join(root, strconv.Itoa(i)))
+		}()
+	}
+	wg.Wait()
+	var out []*conformanceRun
+	for _, p := range pairs {
+		out = append(out, p.v)
+		switch {
+		case p.v.err != nil || !p.v.valid():
+			t.Errorf("%s: shares its submission key with a valid program but failed (%v %s): %s", p.v.spec.ID, p.v.err, p.v.why(), p.v.lib.Describe(p.v.tokens))
+		case !slices.Equal(p.v.sub, p.ref.sub):
+			t.Errorf("%s: programs with one submission key wrote different submissions (%s %v vs %v):\n%s\n%s",
+				p.v.spec.ID, p.v.spec.Metric, *p.v.grade.Score, *p.ref.grade.Score, p.v.lib.Describe(p.v.tokens), p.ref.lib.Describe(p.ref.tokens))
+		}
+	}
+	t.Logf("submission keys: %d programs sharing a key with a valid one wrote its submission byte for byte", len(pairs))
+	return out
 }

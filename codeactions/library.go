@@ -46,8 +46,21 @@ type Library struct {
 	// regularisation strength) rather than what it is: the final answer tunes its best
 	// candidates along them, one slot at a time (Variants).
 	Tunable []string
+	// ReportOnly are the options that change what a program prints, not what it submits.
+	ReportOnly []ReportOnly
 	// render writes the program for a checked choice of options.
 	render func(c Choice, s Schema) Program
+}
+
+// ReportOnly is a group of one slot's options that write the same submission: each fits the
+// same estimator on all the training rows (a hold-out or cross-validated score printed first,
+// then a refit), so programs that differ only there repeat one result. Unless, where set, holds
+// for the programs whose submission does depend on the option (post-processing fitted on the
+// held-out predictions).
+type ReportOnly struct {
+	Slot    string
+	Options []string
+	Unless  func(c Choice) bool
 }
 
 // ClashRule names a combination of options whose program is written to fail (an exception, or
@@ -132,6 +145,31 @@ func (l *Library) Variants(tokens []int, slot string, s Schema) ([]Variant, erro
 		out = append(out, Variant{Option: o.Name, Tokens: v})
 	}
 	return out, nil
+}
+
+// SubmissionKey returns the program that writes the same submission as tokens: every ReportOnly
+// option replaced by its group's first. Programs with equal keys repeat one result, which is
+// what the redraw rule must see, not their text. A program that may clash is its own key: what
+// it prints may be what fails.
+func (l *Library) SubmissionKey(tokens []int, s Schema) ([]int, error) {
+	ch, err := l.Choices(tokens)
+	if err != nil {
+		return nil, err
+	}
+	if l.MayClash(tokens, s) != "" {
+		return tokens, nil
+	}
+	c := Choice{lib: l, idx: ch}
+	key := slices.Clone(tokens)
+	for _, g := range l.ReportOnly {
+		if !c.Is(g.Slot, g.Options...) || (g.Unless != nil && g.Unless(c)) {
+			continue
+		}
+		i := slices.IndexFunc(l.Slots, func(x Slot) bool { return x.Name == g.Slot })
+		first, _ := l.SlotRange(i)
+		key[i] = first + slices.IndexFunc(l.Slots[i].Options, func(o Option) bool { return o.Name == g.Options[0] })
+	}
+	return key, nil
 }
 
 // Token is a global index over all (slot, option) pairs: the network's vocabulary.
@@ -286,6 +324,17 @@ func register(l *Library) *Library {
 	for _, t := range l.Tunable {
 		if !slices.ContainsFunc(l.Slots, func(s Slot) bool { return s.Name == t }) {
 			panic("codeactions: " + l.Modality + " tunes slot " + t + ", which it does not have")
+		}
+	}
+	for _, g := range l.ReportOnly {
+		i := slices.IndexFunc(l.Slots, func(s Slot) bool { return s.Name == g.Slot })
+		if i < 0 || len(g.Options) < 2 {
+			panic("codeactions: " + l.Modality + ": a report-only group needs a slot it has and two options: " + g.Slot)
+		}
+		for _, o := range g.Options {
+			if !slices.ContainsFunc(l.Slots[i].Options, func(x Option) bool { return x.Name == o }) {
+				panic("codeactions: " + l.Modality + ": report-only option " + g.Slot + "=" + o + " does not exist")
+			}
 		}
 	}
 	libraries[l.Modality] = l

@@ -94,3 +94,65 @@ sys.exit(1 if bad else 0)
 	}
 	t.Logf("%d programs compiled", n)
 }
+
+// Programs that differ only in the validation they print before refitting on everything share
+// a submission key; those whose submission depends on the validation (no refit, post-processing
+// fitted on held-out predictions) or that may clash keep their own.
+func TestSubmissionKey(t *testing.T) {
+	reg := tasks.Builtin()
+	taskOf := func(modality string) *tasks.Spec {
+		for _, id := range reg.IDs() {
+			if s, _ := reg.Get(id); s.Modality == modality {
+				return s
+			}
+		}
+		t.Fatalf("no built-in task of modality %s", modality)
+		return nil
+	}
+	cases := []struct {
+		name     string
+		modality string
+		a, b     map[string]string
+		same     bool
+	}{
+		{"hold-out then refit is no validation", "tabular-classification", with("validation", "holdout"), with("validation", "none"), true},
+		{"3-fold then refit is no validation", "tabular-classification", with("validation", "cv3"), with("validation", "holdout"), true},
+		{"a hold-out without refit trains on less", "tabular-classification", with("validation", "holdout-no-refit"), with("validation", "none"), false},
+		{"another model is another program", "tabular-classification", with("model", "lda"), with("validation", "none"), false},
+		{"a program that clashes is its own key", "tabular-classification",
+			with("validation", "holdout", "imports", "no-sklearn"), with("validation", "none", "imports", "no-sklearn"), false},
+		{"cut points fitted on the validation", "ordinal", ordinalWith("validation", "oof5"), ordinalWith("validation", "none"), false},
+		{"rounding ignores the validation", "ordinal",
+			ordinalWith("validation", "oof5", "postprocess", "round-clip"), ordinalWith("validation", "none", "postprocess", "round-clip"), true},
+		{"a temperature fitted on the validation", "preference",
+			preferenceWith("postprocess", "temperature"), preferenceWith("validation", "none", "postprocess", "temperature"), false},
+		{"no post-processing ignores the validation", "preference", preferenceWith(), preferenceWith("validation", "none"), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lib, err := codeactions.For(c.modality)
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema := codeactions.SchemaOf(taskOf(c.modality))
+			key := func(names map[string]string) string {
+				toks, err := lib.TokensFor(names)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, err := lib.SubmissionKey(toks, schema)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return lib.Describe(k)
+			}
+			if ka, kb := key(c.a), key(c.b); (ka == kb) != c.same {
+				t.Errorf("same key = %v, want %v:\n%s\n%s", ka == kb, c.same, ka, kb)
+			}
+		})
+	}
+	lib, _ := codeactions.For("tabular-classification")
+	if _, err := lib.SubmissionKey([]int{0}, codeactions.SchemaOf(taskOf("tabular-classification"))); err == nil {
+		t.Error("tokens that are not a program: no error")
+	}
+}

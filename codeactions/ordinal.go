@@ -81,6 +81,9 @@ var Ordinal = register(&Library{
 		}},
 	},
 	Tunable: []string{"transform", "strength"},
+	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "holdout-raw-kappa", "oof5"},
+		// the cut points are fitted on the validation's predictions
+		Unless: func(c Choice) bool { return c.Is("postprocess", "thresholds") }}},
 	Clashes: ordinalClashes,
 	render:  renderOrdinal,
 })

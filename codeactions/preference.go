@@ -83,6 +83,9 @@ var Preference = register(&Library{
 		}},
 	},
 	Tunable: []string{"strength"},
+	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv5"},
+		// the temperature is fitted on the validation's probabilities
+		Unless: func(c Choice) bool { return c.Is("postprocess", "temperature") }}},
 	Clashes: preferenceClashes,
 	render:  renderPreference,
 })

@@ -82,9 +82,10 @@ var SpanExtraction = register(&Library{
 			{"text-column", "Write the tweet id and the predicted text in a text column.", 0.2},
 		}},
 	},
-	Tunable: []string{"strength"},
-	Clashes: spanExtractionClashes,
-	render:  renderSpanExtraction,
+	Tunable:    []string{"strength"},
+	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout-words", "holdout-jaccard", "holdout-exact"}}},
+	Clashes:    spanExtractionClashes,
+	render:     renderSpanExtraction,
 })
 
 // spanExtractionClashes are the library's intended clashes, read off its renderer.

@@ -82,9 +82,10 @@ var TabularClassification = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	Tunable: []string{"transform", "strength"},
-	Clashes: tabularClassificationClashes,
-	render:  renderTabularClassification,
+	Tunable:    []string{"transform", "strength"},
+	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv3"}}},
+	Clashes:    tabularClassificationClashes,
+	render:     renderTabularClassification,
 })
 
 // tabularClassificationClashes are the library's intended clashes, read off its renderer.

@@ -95,9 +95,10 @@ var TabularRegression = register(&Library{
 			{"long-format", "Write one row per id and target.", 0.3}, // no target columns: invalid
 		}},
 	},
-	Tunable: []string{"transform", "strength"},
-	Clashes: tabularRegressionClashes,
-	render:  renderTabularRegression,
+	Tunable:    []string{"transform", "strength"},
+	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "kfold", "holdout-rmse"}}},
+	Clashes:    tabularRegressionClashes,
+	render:     renderTabularRegression,
 })
 
 // tabularRegressionClashes are the library's intended clashes, read off its renderer.

@@ -96,9 +96,10 @@ var TextClassification = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	Tunable: []string{"strength"},
-	Clashes: textClassificationClashes,
-	render:  renderTextClassification,
+	Tunable:    []string{"strength"},
+	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv5"}}},
+	Clashes:    textClassificationClashes,
+	render:     renderTextClassification,
 })
 
 // textClassificationClashes are the library's intended clashes, read off its renderer.

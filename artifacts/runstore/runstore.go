@@ -38,8 +38,9 @@ import (
 const (
 	// BufferKey is the self-improve buffer of a run.
 	BufferKey = "buffer.json"
-	// SeenKey maps the sha256 of every training program sampled in a run (with redraws on) to
-	// the sample that first wrote it.
+	// SeenKey maps the sha256 of every training program sampled in a run (with redraws on), in
+	// the form of its submission key (codeactions.Library.SubmissionKey), to the sample that
+	// first wrote it.
 	SeenKey = "seen-programs.json"
 	// MetricsKey holds every iteration's metrics line (IterationMetricsKey), in order.
 	MetricsKey = "metrics.jsonl"

@@ -5,7 +5,9 @@
 // finds a better best program than another at the same budget: breadth (many families, the
 // best found early by a lucky draw) against depth (few families, improved within them). With
 // --improve-edit it also says how many programs were edits of a previous one (sample.json's
-// kept marks), how often edits and the rest were valid, and whether the best was an edit.
+// kept marks), how often edits and the rest were valid, and whether the best was an edit. It
+// also counts repeats: programs that write the same submission as an earlier one of the cell
+// (codeactions.Library.SubmissionKey), and the share of the sandbox-seconds they used.
 //
 //	go run ./benchmarks/experiments/searchtrace EXPERIMENT_DIR
 package main
@@ -22,7 +24,9 @@ import (
 
 	"mlerl/activities"
 	"mlerl/artifacts/runstore"
+	"mlerl/codeactions"
 	"mlerl/experiment"
+	"mlerl/tasks"
 )
 
 // program is one training program as the trace needs it.
@@ -35,6 +39,7 @@ type program struct {
 	Score     float64
 	Seconds   float64 // sandbox-seconds it used
 	Edit      bool    // an edit of a previous program: some of its tokens were kept
+	Key       string  // its submission key, described: equal keys write one submission
 }
 
 // trace is what one cell's search did.
@@ -53,6 +58,8 @@ type trace struct {
 	ValidEdits     float64 // share of the edits that were valid
 	ValidRest      float64 // share of the other programs that were valid
 	BestFromEdit   bool    // the program that first reached the best was an edit
+	Repeats        int     // programs whose submission key an earlier program had
+	RepeatSeconds  float64 // the repeats' share of the cell's sandbox-seconds
 }
 
 // modelOf reads the model option from a code action's description ("slot=option ...").
@@ -84,8 +91,14 @@ func traceOf(progs []program) trace {
 	lateCount := map[string]int{}
 	lateN3 := 0
 	best, spent := math.Inf(-1), 0.0
+	keys := map[string]bool{}
 	for _, p := range progs {
 		spent += p.Seconds
+		if p.Key != "" && keys[p.Key] {
+			t.Repeats++
+			t.RepeatSeconds += p.Seconds
+		}
+		keys[p.Key] = true
 		if 2*p.Iteration <= last {
 			earlyN++
 			if p.Valid {
@@ -120,6 +133,9 @@ func traceOf(progs []program) trace {
 				t.BestAtSeconds = spent / total
 			}
 		}
+	}
+	if total > 0 {
+		t.RepeatSeconds /= total
 	}
 	t.ValidEarly = ratio(early, earlyN)
 	t.ValidLate = ratio(late, lateN)
@@ -163,8 +179,9 @@ func usedSamples(runDir string) (map[string]bool, error) {
 	return used, nil
 }
 
-// readPrograms loads a run's training programs that its updates used, in sampling order.
-func readPrograms(runDir string) ([]program, error) {
+// readPrograms loads a run's training programs that its updates used, in sampling order, with
+// their submission keys on the task's schema.
+func readPrograms(runDir string, lib *codeactions.Library, schema codeactions.Schema) ([]program, error) {
 	used, err := usedSamples(runDir)
 	if err != nil {
 		return nil, err
@@ -180,7 +197,8 @@ func readPrograms(runDir string) ([]program, error) {
 			Iteration int    `json:"iteration"`
 			Actions   string `json:"actions"`
 			Sample    struct {
-				Kept []bool `json:"kept"`
+				Tokens []int  `json:"tokens"`
+				Kept   []bool `json:"kept"`
 			} `json:"sample"`
 		}
 		if err := readJSON(rec, &s); err != nil {
@@ -204,6 +222,11 @@ func readPrograms(runDir string) ([]program, error) {
 		if r.Score != nil {
 			p.Score = *r.Score
 		}
+		key, err := lib.SubmissionKey(s.Sample.Tokens, schema)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rec, err)
+		}
+		p.Key = lib.Describe(key)
 		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -242,13 +265,21 @@ func run(dir string) error {
 	if err := readJSON(filepath.Join(dir, runstore.LedgerFile), &ledger); err != nil {
 		return fmt.Errorf("%w: give an experiment directory (it holds %s)", err, runstore.LedgerFile)
 	}
-	fmt.Println("| task | seed | arm | programs (edits) | valid: first half | valid: second half | valid: edits / the rest | best validation | found in iteration | at share of sandbox-s | its model | best from an edit | model families (valid) | last 3 iterations: commonest model, share |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| task | seed | arm | programs (edits) | valid: first half | valid: second half | valid: edits / the rest | best validation | found in iteration | at share of sandbox-s | its model | best from an edit | model families (valid) | last 3 iterations: commonest model, share | repeats (same submission), share of sandbox-s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range ledger.Cells {
 		if c.Status != experiment.StatusDone {
 			continue
 		}
-		progs, err := readPrograms(runstore.ExperimentRunDir(dir, c.Run))
+		spec, err := tasks.Builtin().Get(c.Task)
+		if err != nil {
+			return err
+		}
+		lib, err := codeactions.For(spec.Modality)
+		if err != nil {
+			return err
+		}
+		progs, err := readPrograms(runstore.ExperimentRunDir(dir, c.Run), lib, codeactions.SchemaOf(spec))
 		if err != nil {
 			return err
 		}
@@ -258,9 +289,9 @@ func run(dir string) error {
 			edits = fmt.Sprintf("%.2f", t.ValidEdits)
 			fromEdit = map[bool]string{true: "yes", false: "no"}[t.BestFromEdit]
 		}
-		fmt.Printf("| %s | %d | %s | %d (%d) | %.2f | %.2f | %s / %.2f | %.4f | %d | %.2f | %s | %s | %d | %s, %.2f |\n",
+		fmt.Printf("| %s | %d | %s | %d (%d) | %.2f | %.2f | %s / %.2f | %.4f | %d | %.2f | %s | %s | %d | %s, %.2f | %d, %.2f |\n",
 			c.Task, c.Seed, c.Arm, t.Programs, t.Edits, t.ValidEarly, t.ValidLate, edits, t.ValidRest, t.BestScore, t.BestIteration,
-			t.BestAtSeconds, t.BestFamily, fromEdit, t.Families, t.LateFamily, t.LateFamilyRate)
+			t.BestAtSeconds, t.BestFamily, fromEdit, t.Families, t.LateFamily, t.LateFamilyRate, t.Repeats, t.RepeatSeconds)
 	}
 	return nil
 }
