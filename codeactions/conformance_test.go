@@ -191,6 +191,23 @@ func runConformance(sb sandbox.Sandbox, r *conformanceRun, dir string) {
 	}
 }
 
+// runAllConformance runs the programs two at a time (the machine has two cores), each in its
+// own directory under root.
+func runAllConformance(sb sandbox.Sandbox, runs []*conformanceRun, root string) {
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runConformance(sb, r, filepath.Join(root, strconv.Itoa(i)))
+		}()
+	}
+	wg.Wait()
+}
+
 // conformanceWall bounds one program: on the small synthetic data even the slowest settings
 // take seconds, so a timeout is a bug too.
 const conformanceWall = 120 * time.Second
@@ -281,16 +298,7 @@ func TestConformance(t *testing.T) {
 			jobs = append(jobs, r)
 		}
 	}
-	for i, r := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runConformance(sb, r, filepath.Join(root, "runs", strconv.Itoa(i)))
-		}()
-	}
-	wg.Wait()
+	runAllConformance(sb, jobs, filepath.Join(root, "runs"))
 	for _, tr := range all {
 		var valid, lucky, certain, dependent, bugs int
 		for _, r := range tr.runs {
@@ -388,21 +396,12 @@ func checkSubmissionKeys(t *testing.T, sb sandbox.Sandbox, byTask [][]*conforman
 			}
 		}
 	}
-	sem := make(chan struct{}, 2)
-	var wg sync.WaitGroup
-	for i, p := range pairs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runConformance(sb, p.v, filepath.Join(root, strconv.Itoa(i)))
-		}()
-	}
-	wg.Wait()
 	var out []*conformanceRun
 	for _, p := range pairs {
 		out = append(out, p.v)
+	}
+	runAllConformance(sb, out, root)
+	for _, p := range pairs {
 		switch {
 		case p.v.err != nil || !p.v.valid():
 			t.Errorf("%s: shares its submission key with a valid program but failed (%v %s): %s", p.v.spec.ID, p.v.err, p.v.why(), p.v.lib.Describe(p.v.tokens))
