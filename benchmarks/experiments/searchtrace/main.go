@@ -9,11 +9,16 @@
 // also counts repeats: programs that write the same submission as an earlier one of the cell
 // (codeactions.Library.SubmissionKey), and the share of the sandbox-seconds they used.
 //
-//	go run ./benchmarks/experiments/searchtrace EXPERIMENT_DIR
+// A task that is not built in is read from the spec file the experiment was started with
+// (run.json's task_spec), or from --task-spec when that path no longer resolves from here.
+//
+//	go run ./benchmarks/experiments/searchtrace [--task-spec FILE] EXPERIMENT_DIR
 package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -250,20 +255,48 @@ func readJSON(path string, v any) error {
 }
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: searchtrace EXPERIMENT_DIR")
+	specFile := flag.String("task-spec", "", "the task spec file of a task that is not built in (default: the one run.json names)")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: searchtrace [--task-spec FILE] EXPERIMENT_DIR")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1]); err != nil {
+	if err := run(flag.Arg(0), *specFile); err != nil {
 		fmt.Fprintln(os.Stderr, "searchtrace:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string) error {
+// registryFor returns the built-in tasks plus the experiment's own spec file: specFile when
+// given, else the task_spec its run.json recorded (a path relative to where it was started).
+func registryFor(dir, specFile string) (*tasks.Registry, error) {
+	r := tasks.Builtin()
+	if specFile == "" {
+		var info struct {
+			SpecFile string `json:"task_spec"`
+		}
+		if err := readJSON(filepath.Join(dir, "run.json"), &info); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		specFile = info.SpecFile
+	}
+	if specFile == "" {
+		return r, nil
+	}
+	if _, err := r.AddFile(specFile); err != nil {
+		return nil, fmt.Errorf("%w: the experiment was started with --task-spec %s; give its path from here with --task-spec", err, specFile)
+	}
+	return r, nil
+}
+
+func run(dir, specFile string) error {
 	var ledger experiment.Ledger
 	if err := readJSON(filepath.Join(dir, runstore.LedgerFile), &ledger); err != nil {
 		return fmt.Errorf("%w: give an experiment directory (it holds %s)", err, runstore.LedgerFile)
+	}
+	registry, err := registryFor(dir, specFile)
+	if err != nil {
+		return err
 	}
 	fmt.Println("| task | seed | arm | programs (edits) | valid: first half | valid: second half | valid: edits / the rest | best validation | found in iteration | at share of sandbox-s | its model | best from an edit | model families (valid) | last 3 iterations: commonest model, share | repeats (same submission), share of sandbox-s |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -271,7 +304,7 @@ func run(dir string) error {
 		if c.Status != experiment.StatusDone {
 			continue
 		}
-		spec, err := tasks.Builtin().Get(c.Task)
+		spec, err := registry.Get(c.Task)
 		if err != nil {
 			return err
 		}
