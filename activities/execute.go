@@ -146,8 +146,12 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 		DiskBytes: int64(spec.Limits.Disk()) << 20}
 	run, err := a.Sandbox.Run(ctx, sandbox.Spec{Program: progFile, DataDir: dirs.Public, WorkDir: work, Limits: lim},
 		func(p sandbox.Progress) {
-			activity.RecordHeartbeat(ctx, Heartbeat{ElapsedS: p.Elapsed.Seconds(),
-				LastMarker: reward.LastMarker(reward.FoundMarkers(p.LastLine)), OutputBytes: p.OutputBytes})
+			// Analysis tools call the activities directly (benchmarks/experiments/selection),
+			// where there is no activity to heartbeat and the SDK would panic.
+			if activity.IsActivity(ctx) {
+				activity.RecordHeartbeat(ctx, Heartbeat{ElapsedS: p.Elapsed.Seconds(),
+					LastMarker: reward.LastMarker(reward.FoundMarkers(p.LastLine)), OutputBytes: p.OutputBytes})
+			}
 		})
 	if err != nil && ctx.Err() != nil {
 		// Cancelled (the staleness cap, or the run ending): record what the program reached

@@ -24,7 +24,7 @@ import (
 	"strconv"
 	"strings"
 
-	"mlerl/model/ppo"
+	"mlerl/benchmarks/experiments/rankcorr"
 )
 
 // comparison is one experiment's pair of arms, read from its report directory.
@@ -90,7 +90,7 @@ func summarize(pairs []pair, threshold float64) summary {
 	}
 	s.Cells = len(valid)
 	s.MeanDiff, s.SE = meanSE(diffs)
-	s.Spearman = spearman(valid, test)
+	s.Spearman = rankcorr.Spearman(valid, test)
 	s.MedianCellTest = median(test)
 	return s
 }
@@ -111,24 +111,6 @@ func meanSE(xs []float64) (mean, se float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
-}
-
-// spearman is the Pearson correlation of the two samples' ranks (ties share their mean rank).
-func spearman(x, y []float64) float64 {
-	if len(x) != len(y) || len(x) < 2 {
-		return math.NaN()
-	}
-	rx, ry := ppo.Ranks(x), ppo.Ranks(y) // centred, so the correlation needs no means
-	var sxy, sxx, syy float64
-	for i := range rx {
-		sxy += rx[i] * ry[i]
-		sxx += rx[i] * rx[i]
-		syy += ry[i] * ry[i]
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
 }
 
 func median(xs []float64) float64 {

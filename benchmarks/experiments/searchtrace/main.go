@@ -16,22 +16,18 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
-	"mlerl/activities"
 	"mlerl/artifacts/runstore"
+	"mlerl/benchmarks/experiments/runread"
 	"mlerl/codeactions"
 	"mlerl/experiment"
-	"mlerl/tasks"
 )
 
 // program is one training program as the trace needs it.
@@ -163,95 +159,28 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-// usedSamples reads which samples the run's updates learnt from (metrics.jsonl's "used"): the
-// programs the ledger counts. Programs that finished while the run drained at its end are not
-// among them, and are left out here too, so the trace and the ledger agree.
-func usedSamples(runDir string) (map[string]bool, error) {
-	b, err := os.ReadFile(filepath.Join(runDir, runstore.MetricsKey))
-	if err != nil {
-		return nil, err
-	}
-	used := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var m activities.IterationMetrics
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", runstore.MetricsKey, err)
-		}
-		for _, id := range m.Used {
-			used[id] = true
-		}
-	}
-	return used, nil
-}
-
 // readPrograms loads a run's training programs that its updates used, in sampling order, with
 // their submission keys on the task's schema.
 func readPrograms(runDir string, lib *codeactions.Library, schema codeactions.Schema) ([]program, error) {
-	used, err := usedSamples(runDir)
-	if err != nil {
-		return nil, err
-	}
-	records, err := filepath.Glob(filepath.Join(runDir, runstore.Sample("it*").Record()))
+	read, err := runread.Programs(runDir)
 	if err != nil {
 		return nil, err
 	}
 	var out []program
-	for _, rec := range records {
-		var s struct {
-			ID        string `json:"id"`
-			Iteration int    `json:"iteration"`
-			Actions   string `json:"actions"`
-			Sample    struct {
-				Tokens []int  `json:"tokens"`
-				Kept   []bool `json:"kept"`
-			} `json:"sample"`
-		}
-		if err := readJSON(rec, &s); err != nil {
-			return nil, err
-		}
-		if !used[s.ID] {
-			continue
-		}
-		var r struct {
-			Reward    float64  `json:"reward"`
-			Score     *float64 `json:"score"`
-			Valid     bool     `json:"valid"`
-			DurationS float64  `json:"duration_s"`
-		}
-		err := readJSON(filepath.Join(filepath.Dir(rec), filepath.Base(runstore.Sample("x").Result())), &r)
-		if err != nil {
-			return nil, err
-		}
-		p := program{ID: s.ID, Iteration: s.Iteration, Model: modelOf(s.Actions), Valid: r.Valid && r.Score != nil, Reward: r.Reward, Seconds: r.DurationS,
-			Edit: slices.Contains(s.Sample.Kept, true)}
+	for _, r := range read {
+		p := program{ID: r.ID, Iteration: r.Iteration, Model: modelOf(r.Actions), Valid: r.Valid && r.Score != nil, Reward: r.Reward,
+			Seconds: r.DurationS, Edit: slices.Contains(r.Kept, true)}
 		if r.Score != nil {
 			p.Score = *r.Score
 		}
-		key, err := lib.SubmissionKey(s.Sample.Tokens, schema)
+		key, err := lib.SubmissionKey(r.Tokens, schema)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", rec, err)
+			return nil, fmt.Errorf("%s: %w", r.ID, err)
 		}
 		p.Key = lib.Describe(key)
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Iteration != out[j].Iteration {
-			return out[i].Iteration < out[j].Iteration
-		}
-		return out[i].ID < out[j].ID
-	})
 	return out, nil
-}
-
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
 
 func main() {
@@ -267,34 +196,12 @@ func main() {
 	}
 }
 
-// registryFor returns the built-in tasks plus the experiment's own spec file: specFile when
-// given, else the task_spec its run.json recorded (a path relative to where it was started).
-func registryFor(dir, specFile string) (*tasks.Registry, error) {
-	r := tasks.Builtin()
-	if specFile == "" {
-		var info struct {
-			SpecFile string `json:"task_spec"`
-		}
-		if err := readJSON(filepath.Join(dir, "run.json"), &info); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		specFile = info.SpecFile
-	}
-	if specFile == "" {
-		return r, nil
-	}
-	if _, err := r.AddFile(specFile); err != nil {
-		return nil, fmt.Errorf("%w: the experiment was started with --task-spec %s; give its path from here with --task-spec", err, specFile)
-	}
-	return r, nil
-}
-
 func run(dir, specFile string) error {
 	var ledger experiment.Ledger
-	if err := readJSON(filepath.Join(dir, runstore.LedgerFile), &ledger); err != nil {
+	if err := runread.ReadJSON(filepath.Join(dir, runstore.LedgerFile), &ledger); err != nil {
 		return fmt.Errorf("%w: give an experiment directory (it holds %s)", err, runstore.LedgerFile)
 	}
-	registry, err := registryFor(dir, specFile)
+	registry, err := runread.Registry(dir, specFile)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -57,50 +53,5 @@ func TestTraceOf(t *testing.T) {
 	none := traceOf([]program{{Iteration: 1, Valid: false, Reward: -10, Seconds: 1}})
 	if !math.IsNaN(none.BestScore) || none.BestIteration != 0 || none.Families != 0 {
 		t.Errorf("traceOf(all invalid) = %+v, want no best", none)
-	}
-}
-
-func TestRegistryForReadsTheExperimentsTaskSpec(t *testing.T) {
-	leaf, err := os.ReadFile(filepath.Join("..", "..", "..", "tasks", "specs", "leaf-classification.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	spec := filepath.Join(dir, "my-leaves.yaml")
-	if err := os.WriteFile(spec, bytes.Replace(leaf, []byte("id: leaf-classification"), []byte("id: my-leaves"), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	writeRunJSON := func(specFile string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(`{"task_spec": "`+specFile+`"}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	// Without run.json (or with one naming no spec) the built-in tasks only.
-	r, err := registryFor(dir, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Get("my-leaves"); err == nil {
-		t.Error("a task that is not built in was found without its spec")
-	}
-	writeRunJSON(spec)
-	if r, err = registryFor(dir, ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Get("my-leaves"); err != nil {
-		t.Errorf("the task of run.json's spec: %v", err)
-	}
-	// A recorded path that does not resolve from here: the error says how to give it.
-	writeRunJSON("specs/elsewhere.yaml")
-	if _, err := registryFor(dir, ""); err == nil || !strings.Contains(err.Error(), "--task-spec") {
-		t.Errorf("a missing spec file: %v, want an error naming --task-spec", err)
-	}
-	if r, err = registryFor(dir, spec); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Get("my-leaves"); err != nil {
-		t.Errorf("the task of --task-spec's spec: %v", err)
 	}
 }
