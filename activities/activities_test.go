@@ -448,3 +448,38 @@ func TestSampleEditsThePreviousProgram(t *testing.T) {
 		t.Fatalf("an update on a record whose kept flags do not fit its tokens: %v, want them refused", err)
 	}
 }
+
+// Analysis tools (benchmarks/experiments/selection) call FinalGrade directly, outside any
+// activity: the sandbox's progress ticks (one a second) must not try to heartbeat, which the
+// SDK answers with a panic there.
+func TestFinalGradeRunsOutsideAnActivity(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "leaf-classification")
+	sb, err := sandbox.NewLocal(testenv.Python, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tasks.Builtin()
+	root := t.TempDir()
+	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Sandbox: sb, Tasks: reg, Layout: tasks.Layout{DataDir: dataDir}, ScratchDir: t.TempDir()}
+	// Uniform probabilities after 2.5 s of printing: at least two progress ticks.
+	program := `import time, pandas as pd
+for i in range(5):
+    print('working', i, flush=True)
+    time.sleep(0.5)
+sub = pd.read_csv('input/sample_submission.csv')
+sub.iloc[:, 1:] = 1.0 / (sub.shape[1] - 1)
+sub.to_csv('submission.csv', index=False)
+`
+	store := artifacts.FS{Root: filepath.Join(root, "r")}
+	if err := store.Put(context.Background(), runstore.Sample("it0001-s000").Program(), []byte(program)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.FinalGrade(context.Background(), FinalGradeInput{Run: "r", Task: "leaf-classification", SampleID: "it0001-s000", Protocol: settings.LeakFree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Uniform over 99 classes: log loss ln(99).
+	if s := res.Report.Score; s == nil || math.Abs(*s-math.Log(99)) > 1e-3 || res.DurationS < 2 {
+		t.Errorf("FinalGrade outside an activity = %+v, want a valid grade of ln(99) after at least 2 s", res)
+	}
+}
