@@ -13,6 +13,7 @@ import (
 
 	"mlerl/activities"
 	"mlerl/artifacts/runstore"
+	"mlerl/experiment"
 	"mlerl/tasks"
 )
 
@@ -150,4 +151,36 @@ func Registry(dir, specFile string) (*tasks.Registry, error) {
 		return nil, fmt.Errorf("%w: the experiment was started with --task-spec %s; give its path from here with --task-spec", err, specFile)
 	}
 	return r, nil
+}
+
+// Cell is one done cell of an experiment, with its task's spec and its run's directory.
+type Cell struct {
+	experiment.CellRecord
+	Spec   *tasks.Spec
+	RunDir string
+}
+
+// DoneCells reads the experiment directory's ledger and returns its done cells in ledger order;
+// specFile is as for Registry.
+func DoneCells(dir, specFile string) ([]Cell, error) {
+	var ledger experiment.Ledger
+	if err := ReadJSON(filepath.Join(dir, runstore.LedgerFile), &ledger); err != nil {
+		return nil, fmt.Errorf("%w: give an experiment directory (it holds %s)", err, runstore.LedgerFile)
+	}
+	registry, err := Registry(dir, specFile)
+	if err != nil {
+		return nil, err
+	}
+	var out []Cell
+	for _, c := range ledger.Cells {
+		if c.Status != experiment.StatusDone {
+			continue
+		}
+		spec, err := registry.Get(c.Task)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Cell{CellRecord: c, Spec: spec, RunDir: runstore.ExperimentRunDir(dir, c.Run)})
+	}
+	return out, nil
 }

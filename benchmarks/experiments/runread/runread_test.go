@@ -2,10 +2,14 @@ package runread
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"mlerl/artifacts/runstore"
+	"mlerl/experiment"
 )
 
 func TestRegistryReadsTheExperimentsTaskSpec(t *testing.T) {
@@ -97,5 +101,31 @@ func TestProgramsReadsTheUsedTrainingPrograms(t *testing.T) {
 	}
 	if _, err := Programs(t.TempDir()); err == nil {
 		t.Error("a directory without metrics.jsonl gave no error")
+	}
+}
+
+func TestDoneCells(t *testing.T) {
+	dir := t.TempDir()
+	ledger := experiment.Ledger{Cells: []experiment.CellRecord{
+		{Cell: experiment.Cell{Task: "leaf-classification", Arm: "rl", Seed: 1, Run: "leaf-rl-s1"}, Status: experiment.StatusDone},
+		{Cell: experiment.Cell{Task: "leaf-classification", Arm: "static", Seed: 1, Run: "leaf-static-s1"}, Status: experiment.StatusPending},
+	}}
+	b, err := json.Marshal(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, runstore.LedgerFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cells, err := DoneCells(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 1 || cells[0].Arm != "rl" || cells[0].Spec == nil || cells[0].Spec.ID != "leaf-classification" ||
+		cells[0].RunDir != runstore.ExperimentRunDir(dir, "leaf-rl-s1") {
+		t.Errorf("DoneCells = %+v, want the done rl cell with leaf's spec and its run directory", cells)
+	}
+	if _, err := DoneCells(t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "experiment directory") {
+		t.Errorf("a directory without a ledger: %v", err)
 	}
 }

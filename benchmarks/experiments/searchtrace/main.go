@@ -20,14 +20,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"mlerl/artifacts/runstore"
 	"mlerl/benchmarks/experiments/runread"
 	"mlerl/codeactions"
-	"mlerl/experiment"
 )
 
 // program is one training program as the trace needs it.
@@ -197,29 +194,18 @@ func main() {
 }
 
 func run(dir, specFile string) error {
-	var ledger experiment.Ledger
-	if err := runread.ReadJSON(filepath.Join(dir, runstore.LedgerFile), &ledger); err != nil {
-		return fmt.Errorf("%w: give an experiment directory (it holds %s)", err, runstore.LedgerFile)
-	}
-	registry, err := runread.Registry(dir, specFile)
+	cells, err := runread.DoneCells(dir, specFile)
 	if err != nil {
 		return err
 	}
 	fmt.Println("| task | seed | arm | programs (edits) | valid: first half | valid: second half | valid: edits / the rest | best validation | found in iteration | at share of sandbox-s | its model | best from an edit | model families (valid) | last 3 iterations: commonest model, share | repeats (same submission), share of sandbox-s |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-	for _, c := range ledger.Cells {
-		if c.Status != experiment.StatusDone {
-			continue
-		}
-		spec, err := registry.Get(c.Task)
+	for _, c := range cells {
+		lib, err := codeactions.For(c.Spec.Modality)
 		if err != nil {
 			return err
 		}
-		lib, err := codeactions.For(spec.Modality)
-		if err != nil {
-			return err
-		}
-		progs, err := readPrograms(runstore.ExperimentRunDir(dir, c.Run), lib, codeactions.SchemaOf(spec))
+		progs, err := readPrograms(c.RunDir, lib, codeactions.SchemaOf(c.Spec))
 		if err != nil {
 			return err
 		}

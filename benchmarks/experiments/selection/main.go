@@ -29,7 +29,6 @@ import (
 	"mlerl/artifacts/runstore"
 	"mlerl/benchmarks/experiments/rankcorr"
 	"mlerl/benchmarks/experiments/runread"
-	"mlerl/experiment"
 	"mlerl/sandbox"
 	"mlerl/settings"
 	"mlerl/tasks"
@@ -142,9 +141,9 @@ func openSandbox(ctx context.Context, h runread.Host) (sandbox.Sandbox, error) {
 }
 
 func run(ctx context.Context, dir, specFile string, parallel int) error {
-	var ledger experiment.Ledger
-	if err := runread.ReadJSON(filepath.Join(dir, runstore.LedgerFile), &ledger); err != nil {
-		return fmt.Errorf("%w: give an experiment directory (it holds %s)", err, runstore.LedgerFile)
+	cells, err := runread.DoneCells(dir, specFile)
+	if err != nil {
+		return err
 	}
 	h, err := runread.ReadHost(dir)
 	if err != nil {
@@ -176,16 +175,8 @@ func run(ctx context.Context, dir, specFile string, parallel int) error {
 	var arms []string
 	fmt.Println("| task | seed | arm | valid programs (invalid on test) | validation vs test, rank correlation | picked: validation → test (its rank on test) | best test it held (its validation) | top 5 by validation: mean test |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
-	for _, c := range ledger.Cells {
-		if c.Status != experiment.StatusDone {
-			continue
-		}
-		spec, err := registry.Get(c.Task)
-		if err != nil {
-			return err
-		}
-		runDir := runstore.ExperimentRunDir(dir, c.Run)
-		progs, err := runread.Programs(runDir)
+	for _, c := range cells {
+		progs, err := runread.Programs(c.RunDir)
 		if err != nil {
 			return err
 		}
@@ -205,7 +196,7 @@ func run(ctx context.Context, dir, specFile string, parallel int) error {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				valid[i].Test, errs[i] = testScore(ctx, acts, runDir, c.Task, valid[i].ID)
+				valid[i].Test, errs[i] = testScore(ctx, acts, c.RunDir, c.Task, valid[i].ID)
 			}()
 		}
 		wg.Wait()
@@ -216,7 +207,7 @@ func run(ctx context.Context, dir, specFile string, parallel int) error {
 		if c.Best != nil {
 			picked = c.Best.Sample
 		}
-		a := audit(valid, picked, spec.LowerIsBetter())
+		a := audit(valid, picked, c.Spec.LowerIsBetter())
 		k := key{c.Task, c.Seed}
 		if audits[k] == nil {
 			audits[k] = map[string]cellAudit{}
