@@ -21,10 +21,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"mlerl/benchmarks/experiments/rankcorr"
+	"mlerl/expreport"
 )
 
 // comparison is one experiment's pair of arms, read from its report directory.
@@ -41,15 +43,8 @@ func parseComparison(arg string) (comparison, error) {
 // pair is one task and seed of a comparison: both arms' best training programs.
 type pair struct {
 	Experiment, Task, Seed string
-	LowerIsBetter          bool
+	Dir                    expreport.Direction
 	Valid, Test            [2]float64 // [arm, versus]
-}
-
-func (p pair) better(a, b float64) bool {
-	if p.LowerIsBetter {
-		return a < b
-	}
-	return a > b
 }
 
 // summary is what the pool says.
@@ -69,60 +64,37 @@ func summarize(pairs []pair, threshold float64) summary {
 	s := summary{Pairs: len(pairs), Threshold: threshold}
 	var diffs, valid, test []float64
 	for _, p := range pairs {
-		if p.better(p.Test[0], p.Test[1]) {
+		validFirst, testFirst := p.Dir.Better(p.Valid[0], p.Valid[1]), p.Dir.Better(p.Test[0], p.Test[1])
+		if testFirst {
 			s.Wins++
 		}
-		if p.better(p.Valid[0], p.Valid[1]) {
+		if validFirst {
 			s.ValidWins++
 		}
-		validFirst, testFirst := p.better(p.Valid[0], p.Valid[1]), p.better(p.Test[0], p.Test[1])
-		validSecond, testSecond := p.better(p.Valid[1], p.Valid[0]), p.better(p.Test[1], p.Test[0])
-		if (validFirst && testFirst) || (validSecond && testSecond) {
+		if (validFirst && testFirst) || (p.Dir.Better(p.Valid[1], p.Valid[0]) && p.Dir.Better(p.Test[1], p.Test[0])) {
 			s.Agree++
 		}
 		diffs = append(diffs, p.Test[0]-p.Test[1])
 		for i := range 2 {
 			valid, test = append(valid, p.Valid[i]), append(test, p.Test[i])
-			if p.better(threshold, p.Test[i]) {
+			if p.Dir.Better(threshold, p.Test[i]) {
 				s.Over++
 			}
 		}
 	}
 	s.Cells = len(valid)
-	s.MeanDiff, s.SE = meanSE(diffs)
+	diff := expreport.Summarize(diffs)
+	s.MeanDiff, s.SE = diff.Mean, diff.SE
 	s.Spearman = rankcorr.Spearman(valid, test)
 	s.MedianCellTest = median(test)
 	return s
-}
-
-func meanSE(xs []float64) (mean, se float64) {
-	if len(xs) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, math.NaN()
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
 }
 
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	s := append([]float64(nil), xs...)
-	for i := 1; i < len(s); i++ { // insertion sort: a few dozen cells
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	s := slices.Sorted(slices.Values(xs))
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
 	}
@@ -197,7 +169,7 @@ func readPairs(c comparison) ([]pair, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s: pass.csv does not say whether lower or higher is better on %s", c.Dir, k.task)
 			}
-			found[k] = &pair{Experiment: filepath.Base(c.Dir), Task: k.task, Seed: k.seed, LowerIsBetter: lo,
+			found[k] = &pair{Experiment: filepath.Base(c.Dir), Task: k.task, Seed: k.seed, Dir: expreport.Direction{LowerIsBetter: lo},
 				Valid: [2]float64{math.NaN(), math.NaN()}, Test: [2]float64{math.NaN(), math.NaN()}}
 			order = append(order, k)
 		}
@@ -239,9 +211,9 @@ func main() {
 	fmt.Println("|---|---|---|---|---|---|---|")
 	name := func(p pair, a, b float64) string {
 		switch {
-		case p.better(a, b):
+		case p.Dir.Better(a, b):
 			return "arm"
-		case p.better(b, a):
+		case p.Dir.Better(b, a):
 			return "versus"
 		}
 		return "tie"

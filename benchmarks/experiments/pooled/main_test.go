@@ -6,18 +6,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"mlerl/expreport"
 )
 
 func TestSummarize(t *testing.T) {
 	pairs := []pair{
 		// lower is better: the arm better on validation and on test (agree, a win)
-		{LowerIsBetter: true, Valid: [2]float64{0.01, 0.02}, Test: [2]float64{0.05, 0.06}},
+		{Dir: expreport.Direction{LowerIsBetter: true}, Valid: [2]float64{0.01, 0.02}, Test: [2]float64{0.05, 0.06}},
 		// better on validation, worse on test by one confident miss (disagree)
-		{LowerIsBetter: true, Valid: [2]float64{0.01, 0.03}, Test: [2]float64{0.36, 0.06}},
+		{Dir: expreport.Direction{LowerIsBetter: true}, Valid: [2]float64{0.01, 0.03}, Test: [2]float64{0.36, 0.06}},
 		// a tie on both: neither a win nor an agreement
-		{LowerIsBetter: true, Valid: [2]float64{0.03, 0.03}, Test: [2]float64{0.06, 0.06}},
+		{Dir: expreport.Direction{LowerIsBetter: true}, Valid: [2]float64{0.03, 0.03}, Test: [2]float64{0.06, 0.06}},
 		// higher is better: versus better on both (agree, no win)
-		{LowerIsBetter: false, Valid: [2]float64{0.80, 0.90}, Test: [2]float64{0.70, 0.75}},
+		{Dir: expreport.Direction{LowerIsBetter: false}, Valid: [2]float64{0.80, 0.90}, Test: [2]float64{0.70, 0.75}},
 	}
 	s := summarize(pairs, 0.3)
 	if s.Pairs != 4 || s.Wins != 1 || s.ValidWins != 2 || s.Agree != 2 || s.Cells != 8 {
@@ -66,7 +68,7 @@ func TestReadPairs(t *testing.T) {
 		t.Fatalf("pairs = %+v, want only seed 1 (seed 2 has no scored static program, seed 3's is running)", pairs)
 	}
 	p := pairs[0]
-	if p.Seed != "1" || !p.LowerIsBetter || p.Valid != [2]float64{0.02, 0.03} || p.Test != [2]float64{0.06, 0.05} {
+	if p.Seed != "1" || !p.Dir.LowerIsBetter || p.Valid != [2]float64{0.02, 0.03} || p.Test != [2]float64{0.06, 0.05} {
 		t.Errorf("pair = %+v", p)
 	}
 
