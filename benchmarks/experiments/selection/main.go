@@ -8,7 +8,11 @@
 // search. It reads the test answers to diagnose a finished comparison, never to choose a
 // submission, and reuses a program's earlier test grade (its final/ result) when there is one.
 //
-//	go run ./benchmarks/experiments/selection [--parallel N] [--task-spec FILE] EXPERIMENT_DIR
+// With --top N it grades only each cell's N best programs by validation: the pick's
+// neighbourhood, for experiments whose every program would take hours to re-run; the rank
+// correlation and the best program held are then over those N.
+//
+//	go run ./benchmarks/experiments/selection [--parallel N] [--top N] [--task-spec FILE] EXPERIMENT_DIR
 package main
 
 import (
@@ -110,6 +114,26 @@ func audit(progs []graded, picked string, lower bool) cellAudit {
 	return a
 }
 
+// topByValidation keeps the n best programs by validation (the earliest on ties), in sampling
+// order so that audit still picks the earliest of tied bests; n <= 0 keeps them all.
+func topByValidation(progs []graded, n int, lower bool) []graded {
+	if n <= 0 || n >= len(progs) {
+		return progs
+	}
+	order := make([]int, len(progs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return better(lower, progs[order[i]].Validation, progs[order[j]].Validation) })
+	keep := order[:n]
+	slices.Sort(keep)
+	out := make([]graded, 0, n)
+	for _, i := range keep {
+		out = append(out, progs[i])
+	}
+	return out
+}
+
 // testScore returns the program's test grade: the one already stored in its final/ folder, or a
 // new leak-free run on the full public train graded on the test answers.
 func testScore(ctx context.Context, a *activities.Activities, runDir, task, id string) (float64, error) {
@@ -140,7 +164,7 @@ func openSandbox(ctx context.Context, h runread.Host) (sandbox.Sandbox, error) {
 	return nil, fmt.Errorf("run.json's sandbox %q: must be bubblewrap or docker", h.Sandbox.Kind)
 }
 
-func run(ctx context.Context, dir, specFile string, parallel int) error {
+func run(ctx context.Context, dir, specFile string, parallel, top int) error {
 	cells, err := runread.DoneCells(dir, specFile)
 	if err != nil {
 		return err
@@ -186,6 +210,7 @@ func run(ctx context.Context, dir, specFile string, parallel int) error {
 				valid = append(valid, graded{ID: p.ID, Validation: *p.Score})
 			}
 		}
+		valid = topByValidation(valid, top, c.Spec.LowerIsBetter())
 		// Two programs at a time by default: the machine's cores, as the experiment's slots.
 		var wg sync.WaitGroup
 		errs := make([]error, len(valid))
@@ -259,15 +284,16 @@ func winner(cells map[string]cellAudit, arms []string, score func(cellAudit) flo
 
 func main() {
 	parallel := flag.Int("parallel", 2, "programs run at once")
+	top := flag.Int("top", 0, "grade only each cell's N best programs by validation (0: all)")
 	specFile := flag.String("task-spec", "", "the task spec file of a task that is not built in (default: the one run.json names)")
 	flag.Parse()
-	if flag.NArg() != 1 || *parallel < 1 {
-		fmt.Fprintln(os.Stderr, "usage: selection [--parallel N ≥ 1] [--task-spec FILE] EXPERIMENT_DIR")
+	if flag.NArg() != 1 || *parallel < 1 || *top < 0 {
+		fmt.Fprintln(os.Stderr, "usage: selection [--parallel N ≥ 1] [--top N ≥ 0] [--task-spec FILE] EXPERIMENT_DIR")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, flag.Arg(0), *specFile, *parallel); err != nil {
+	if err := run(ctx, flag.Arg(0), *specFile, *parallel, *top); err != nil {
 		fmt.Fprintln(os.Stderr, "selection:", err)
 		os.Exit(1)
 	}

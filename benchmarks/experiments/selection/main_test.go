@@ -58,3 +58,30 @@ func TestWinner(t *testing.T) {
 		t.Errorf("equal top fives: %s, want tie", w)
 	}
 }
+
+func TestTopByValidation(t *testing.T) {
+	progs := []graded{{ID: "a", Validation: 0.5}, {ID: "b", Validation: 0.1}, {ID: "c", Validation: 0.3}, {ID: "d", Validation: 0.1}, {ID: "e", Validation: 0.2}}
+	ids := func(gs []graded) string {
+		s := ""
+		for _, g := range gs {
+			s += g.ID
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		n     int
+		lower bool
+		want  string
+	}{
+		{0, true, "abcde"}, // all
+		{9, true, "abcde"}, // more than there are
+		{2, true, "bd"},    // the tied best two, in sampling order
+		{3, true, "bde"},   // kept in sampling order, not by score
+		{1, true, "b"},     // of tied bests the earliest, the run's own pick
+		{2, false, "ac"},   // higher is better
+	} {
+		if got := ids(topByValidation(progs, tc.n, tc.lower)); got != tc.want {
+			t.Errorf("top %d (lower %v) = %s, want %s", tc.n, tc.lower, got, tc.want)
+		}
+	}
+}
