@@ -50,11 +50,16 @@ func (a *Activities) TuneVariants(ctx context.Context, in TuneInput) (TuneResult
 		out.Note = "not written as code actions: nothing to tune"
 		return out, nil
 	}
-	if _, err := lib.Choices(of.Sample.Tokens); err != nil {
+	// Its variants fit on all the training rows, so a program that never refits on its hold-out
+	// is the same kind as the one that does.
+	schema := codeactions.SchemaOf(spec)
+	full, err := lib.Refitted(of.Sample.Tokens, schema)
+	if err != nil {
 		return TuneResult{}, badInput("tuning %s: %v", in.Of, err)
 	}
+	refitted := !slices.Equal(full, of.Sample.Tokens)
 	var base []string
-	for _, part := range strings.Fields(lib.Describe(of.Sample.Tokens)) {
+	for _, part := range strings.Fields(lib.Describe(full)) {
 		if !slices.Contains(lib.Tunable, strings.SplitN(part, "=", 2)[0]) {
 			base = append(base, part)
 		}
@@ -67,13 +72,24 @@ func (a *Activities) TuneVariants(ctx context.Context, in TuneInput) (TuneResult
 		return TuneResult{}, badInput("tunable slot %d: the %s library tunes %d slots", in.Slot, lib.Modality, len(lib.Tunable))
 	}
 	out.Slot = lib.Tunable[in.Slot]
-	schema := codeactions.SchemaOf(spec)
 	variants, err := lib.Variants(of.Sample.Tokens, out.Slot, schema)
 	if err != nil {
 		return TuneResult{}, badInput("tuning %s: %v", in.Of, err)
 	}
 	for _, v := range variants {
-		id := fmt.Sprintf("tune-%s-%s-%s", in.Of, out.Slot, v.Option)
+		option, refit := v.Option, ""
+		if v.Own {
+			// The first pass tries the program refitted as it is; later passes start from
+			// whichever of the two scored better, so trying it again would repeat a result.
+			if in.Slot > 0 {
+				continue
+			}
+			option += "-refit"
+		}
+		if refitted {
+			refit = "; refitted on all the training rows"
+		}
+		id := fmt.Sprintf("tune-%s-%s-%s", in.Of, out.Slot, option)
 		prog, err := lib.Render(v.Tokens, schema)
 		if err != nil {
 			return TuneResult{}, badInput("tuning %s: %v", in.Of, err)
@@ -81,7 +97,7 @@ func (a *Activities) TuneVariants(ctx context.Context, in TuneInput) (TuneResult
 		rec := sampleRecord{ID: id, Iteration: of.Iteration, Purpose: PurposeAnswerTune, Checkpoint: of.Checkpoint,
 			Task: of.Task, PrevID: in.Of, Actions: lib.Describe(v.Tokens), Sample: model.Sample{Tokens: v.Tokens}} // no log-probs: the policy did not write it
 		dir := runstore.Sample(id)
-		plan := fmt.Sprintf("# Plan (%s of %s: %s=%s)\n\n%s\n", PurposeAnswerTune, in.Of, out.Slot, v.Option, prog.Plan)
+		plan := fmt.Sprintf("# Plan (%s of %s: %s=%s%s)\n\n%s\n", PurposeAnswerTune, in.Of, out.Slot, v.Option, refit, prog.Plan)
 		if err := store.Put(ctx, dir.Plan(), []byte(plan)); err != nil {
 			return TuneResult{}, err
 		}
@@ -92,7 +108,7 @@ func (a *Activities) TuneVariants(ctx context.Context, in TuneInput) (TuneResult
 			return TuneResult{}, err
 		}
 		out.IDs = append(out.IDs, id)
-		out.Options = append(out.Options, v.Option)
+		out.Options = append(out.Options, option)
 	}
 	return out, nil
 }

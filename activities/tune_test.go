@@ -85,4 +85,42 @@ func TestTuneVariantsOnLeaf(t *testing.T) {
 		t.Fatalf("3-fold log loss: power-transformed %.4f, standard-scaled %.4f; the power transform should win on leaf", score[power], score["it001-000"])
 	}
 	t.Logf("3-fold log loss at C=100: standard %.4f, power %.4f", score["it001-000"], score[power])
+
+	// A program that never refits on its hold-out: the first pass tries it refitted, and every
+	// variant refits; on leaf's ~9 rows a class the refit wins.
+	names["validation"] = "holdout-no-refit"
+	partial, _ := lib.TokensFor(names)
+	putJSON(ctx, store, runstore.Sample("it002-000").Record(), sampleRecord{ID: "it002-000", Purpose: PurposeTrain, Sample: model.Sample{Tokens: partial}})
+	pprog, _ := lib.Render(partial, codeactions.SchemaOf(spec))
+	store.Put(ctx, runstore.Sample("it002-000").Program(), []byte(pprog.Code))
+	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it002-000", Slot: -1}, &kind); err != nil || kind.Base != strings.Replace(
+		"imports=full load=input target=label-encoder features=all model=logreg validation=none postprocess=none submission=aligned", "validation=none", "validation=holdout", 1) {
+		t.Fatalf("kind %+v (%v): want the refitted program's base", kind, err)
+	}
+	for slot, want := range [][]string{{"standard-refit", "none", "minmax", "power", "pca32", "pca64-whiten", "log1p"}, {"s0", "s1", "s2", "s3", "s5"}} {
+		var pv TuneResult
+		if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it002-000", Slot: slot}, &pv); err != nil || !slices.Equal(pv.Options, want) {
+			t.Fatalf("slot %d: options %v (%v), want %v", slot, pv.Options, err, want)
+		}
+		for _, id := range pv.IDs {
+			var rec sampleRecord
+			if err := getJSON(ctx, store, runstore.Sample(id).Record(), &rec); err != nil || !strings.Contains(rec.Actions, "validation=holdout ") {
+				t.Fatalf("variant %s does not refit: %q (%v)", id, rec.Actions, err)
+			}
+		}
+		if slot == 0 {
+			refit := pv.IDs[0]
+			for _, id := range []string{"it002-000", refit} {
+				var cv CrossValidateResult
+				if err := call(a.CrossValidate, CrossValidateInput{Run: "r", Task: spec.ID, SampleID: id, Folds: 3}, &cv); err != nil || cv.Score == nil {
+					t.Fatalf("%s: %+v, %v", id, cv, err)
+				}
+				score[id] = *cv.Score
+			}
+			if score[refit] >= score["it002-000"] {
+				t.Fatalf("3-fold log loss: refitted %.4f, fitted on 80%% %.4f; the refit should win on leaf", score[refit], score["it002-000"])
+			}
+			t.Logf("3-fold log loss at C=100, standard: on 80%% of each fold %.4f, refitted %.4f", score["it002-000"], score[refit])
+		}
+	}
 }

@@ -91,10 +91,11 @@ var Image = register(&Library{
 			{"index-columns", "Write the id and the probability matrix as it comes.", 0.2}, // columns 0..3: invalid
 		}},
 	},
-	Tunable:    []string{"transform", "strength"},
-	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv3"}}},
-	Clashes:    imageClashes,
-	render:     renderImage,
+	Tunable:     []string{"transform", "strength"},
+	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
+	ReportOnly:  []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv3"}}},
+	Clashes:     imageClashes,
+	render:      renderImage,
 })
 
 // imageClashes are the library's intended clashes, read off its renderer.

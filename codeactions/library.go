@@ -48,6 +48,9 @@ type Library struct {
 	Tunable []string
 	// ReportOnly are the options that change what a program prints, not what it submits.
 	ReportOnly []ReportOnly
+	// PartialFits are the options that fit the model on part of the training rows: the final
+	// answer holds rows out itself, so the programs it tunes fit on all of them (Refitted).
+	PartialFits []PartialFit
 	// render writes the program for a checked choice of options.
 	render func(c Choice, s Schema) Program
 }
@@ -61,6 +64,12 @@ type ReportOnly struct {
 	Slot    string
 	Options []string
 	Unless  func(c Choice) bool
+}
+
+// PartialFit names an option of Slot that fits the model on part of the training rows (Partial:
+// a hold-out it never refits on) and the option that fits the same model on all of them (Full).
+type PartialFit struct {
+	Slot, Partial, Full string
 }
 
 // ClashRule names a combination of options whose program is written to fail (an exception, or
@@ -117,22 +126,56 @@ func (l *Library) clash(tokens []int, s Schema, maybe bool) string {
 type Variant struct {
 	Option string // the slot's option in the variant
 	Tokens []int
+	// Own marks the variant that keeps the slot's option: it differs only by fitting on all
+	// the training rows (Refitted).
+	Own bool
 }
 
-// Variants are the programs that differ from tokens only in slot, one per other option of
-// slot, leaving out those that surely clash on the task's shape (Clash): what tuning the slot
-// tries.
-func (l *Library) Variants(tokens []int, slot string, s Schema) ([]Variant, error) {
+// Refitted returns tokens with every partial fit (PartialFits) replaced by its full one, unless
+// that surely clashes on the task's shape. On leaf a power-transformed logistic regression that
+// fitted on 80% of each fold scored a cross-validated log loss of 0.044, on all of it 0.031:
+// with about nine rows a class, a hold-out the program never refits on is data thrown away.
+func (l *Library) Refitted(tokens []int, s Schema) ([]int, error) {
 	ch, err := l.Choices(tokens)
 	if err != nil {
 		return nil, err
 	}
+	out := slices.Clone(tokens)
+	for _, p := range l.PartialFits {
+		i := slices.IndexFunc(l.Slots, func(x Slot) bool { return x.Name == p.Slot })
+		if l.Slots[i].Options[ch[i]].Name != p.Partial {
+			continue
+		}
+		first, _ := l.SlotRange(i)
+		v := slices.Clone(out)
+		v[i] = first + slices.IndexFunc(l.Slots[i].Options, func(o Option) bool { return o.Name == p.Full })
+		if l.Clash(v, s) == "" {
+			out = v
+		}
+	}
+	return out, nil
+}
+
+// Variants are the programs that differ from tokens only in slot, one per other option of
+// slot, leaving out those that surely clash on the task's shape (Clash): what tuning the slot
+// tries. Every variant fits on all the training rows (Refitted); when that changes tokens, the
+// refitted program itself comes first, marked Own.
+func (l *Library) Variants(tokens []int, slot string, s Schema) ([]Variant, error) {
+	orig := tokens
+	tokens, err := l.Refitted(tokens, s)
+	if err != nil {
+		return nil, err
+	}
+	ch, _ := l.Choices(tokens)
 	i := slices.IndexFunc(l.Slots, func(x Slot) bool { return x.Name == slot })
 	if i < 0 {
 		return nil, fmt.Errorf("the %s library has no slot %q", l.Modality, slot)
 	}
 	first, _ := l.SlotRange(i)
 	var out []Variant
+	if !slices.Equal(orig, tokens) {
+		out = append(out, Variant{Option: l.Slots[i].Options[ch[i]].Name, Tokens: tokens, Own: true})
+	}
 	for j, o := range l.Slots[i].Options {
 		if j == ch[i] {
 			continue
@@ -334,6 +377,17 @@ func register(l *Library) *Library {
 		for _, o := range g.Options {
 			if !slices.ContainsFunc(l.Slots[i].Options, func(x Option) bool { return x.Name == o }) {
 				panic("codeactions: " + l.Modality + ": report-only option " + g.Slot + "=" + o + " does not exist")
+			}
+		}
+	}
+	for _, p := range l.PartialFits {
+		i := slices.IndexFunc(l.Slots, func(s Slot) bool { return s.Name == p.Slot })
+		if i < 0 {
+			panic("codeactions: " + l.Modality + ": a partial fit names slot " + p.Slot + ", which it does not have")
+		}
+		for _, o := range []string{p.Partial, p.Full} {
+			if !slices.ContainsFunc(l.Slots[i].Options, func(x Option) bool { return x.Name == o }) {
+				panic("codeactions: " + l.Modality + ": partial-fit option " + p.Slot + "=" + o + " does not exist")
 			}
 		}
 	}

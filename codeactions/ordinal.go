@@ -80,7 +80,8 @@ var Ordinal = register(&Library{
 			{"prediction-column", "Write the id and the scores in a prediction column.", 0.2},
 		}},
 	},
-	Tunable: []string{"transform", "strength"},
+	Tunable:     []string{"transform", "strength"},
+	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
 	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "holdout-raw-kappa", "oof5"},
 		// the cut points are fitted on the validation's predictions
 		Unless: func(c Choice) bool { return c.Is("postprocess", "thresholds") }}},

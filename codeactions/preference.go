@@ -82,7 +82,8 @@ var Preference = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	Tunable: []string{"strength"},
+	Tunable:     []string{"strength"},
+	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
 	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv5"},
 		// the temperature is fitted on the validation's probabilities
 		Unless: func(c Choice) bool { return c.Is("postprocess", "temperature") }}},

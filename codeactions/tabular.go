@@ -82,10 +82,11 @@ var TabularClassification = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	Tunable:    []string{"transform", "strength"},
-	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv3"}}},
-	Clashes:    tabularClassificationClashes,
-	render:     renderTabularClassification,
+	Tunable:     []string{"transform", "strength"},
+	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
+	ReportOnly:  []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv3"}}},
+	Clashes:     tabularClassificationClashes,
+	render:      renderTabularClassification,
 })
 
 // tabularClassificationClashes are the library's intended clashes, read off its renderer.

@@ -95,10 +95,11 @@ var TabularRegression = register(&Library{
 			{"long-format", "Write one row per id and target.", 0.3}, // no target columns: invalid
 		}},
 	},
-	Tunable:    []string{"transform", "strength"},
-	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "kfold", "holdout-rmse"}}},
-	Clashes:    tabularRegressionClashes,
-	render:     renderTabularRegression,
+	Tunable:     []string{"transform", "strength"},
+	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
+	ReportOnly:  []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "kfold", "holdout-rmse"}}},
+	Clashes:     tabularRegressionClashes,
+	render:      renderTabularRegression,
 })
 
 // tabularRegressionClashes are the library's intended clashes, read off its renderer.

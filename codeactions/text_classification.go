@@ -96,10 +96,11 @@ var TextClassification = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	Tunable:    []string{"strength"},
-	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv5"}}},
-	Clashes:    textClassificationClashes,
-	render:     renderTextClassification,
+	Tunable:     []string{"strength"},
+	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
+	ReportOnly:  []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv5"}}},
+	Clashes:     textClassificationClashes,
+	render:      renderTextClassification,
 })
 
 // textClassificationClashes are the library's intended clashes, read off its renderer.

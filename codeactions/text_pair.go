@@ -91,10 +91,11 @@ var TextPair = register(&Library{
 			{"prediction-column", "Write the id and the predictions in a prediction column.", 0.2},
 		}},
 	},
-	Tunable:    []string{"strength"},
-	ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv3"}}},
-	Clashes:    textPairClashes,
-	render:     renderTextPair,
+	Tunable:     []string{"strength"},
+	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
+	ReportOnly:  []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "cv3"}}},
+	Clashes:     textPairClashes,
+	render:      renderTextPair,
 })
 
 // textPairExtrapolates are the models whose predictions can leave the range of the targets

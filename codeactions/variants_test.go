@@ -1,6 +1,7 @@
 package codeactions_test
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -80,6 +81,102 @@ func TestEveryLibraryTunesItsStrength(t *testing.T) {
 		lib, _ := codeactions.For(m)
 		if !slices.Contains(lib.Tunable, "strength") {
 			t.Errorf("%s tunes %v, not its strength", m, lib.Tunable)
+		}
+	}
+}
+
+// A program that never refits on its hold-out is tuned as the program that does: its variants,
+// and first the program itself refitted, fit on all the training rows.
+func TestVariantsOfAPartialFitRefit(t *testing.T) {
+	lib := codeactions.TabularClassification
+	spec, _ := tasks.Builtin().Get("leaf-classification")
+	schema := codeactions.SchemaOf(spec)
+	names := map[string]string{"imports": "full", "load": "input", "target": "label-encoder", "features": "all", "transform": "standard",
+		"model": "logreg", "strength": "s3", "validation": "holdout-no-refit", "postprocess": "none", "submission": "aligned"}
+	toks, err := lib.TokensFor(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := lib.Variants(toks, "transform", schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.Option)
+		if !strings.Contains(lib.Describe(v.Tokens), "validation=holdout ") {
+			t.Fatalf("variant %s does not refit: %s", v.Option, lib.Describe(v.Tokens))
+		}
+	}
+	if want := []string{"standard", "none", "minmax", "power", "pca32", "pca64-whiten", "log1p"}; !slices.Equal(got, want) || !vs[0].Own || vs[1].Own {
+		t.Fatalf("variants %v (first own: %v), want %v with the refitted program first", got, vs[0].Own, want)
+	}
+	// A program that already fits on everything is its own refit, and not among its variants.
+	names["validation"] = "cv3"
+	toks, _ = lib.TokensFor(names)
+	if r, _ := lib.Refitted(toks, schema); !slices.Equal(r, toks) {
+		t.Fatalf("cv3 refits already: %s became %s", lib.Describe(toks), lib.Describe(r))
+	}
+	if vs, _ := lib.Variants(toks, "transform", schema); len(vs) != 6 || vs[0].Own {
+		t.Fatalf("a program that refits: want the 6 other transforms, got %d (first own: %v)", len(vs), vs[0].Own)
+	}
+}
+
+// Every library's partial fit has a full counterpart that the refit reaches on a program of its
+// own: the rule is declared for the libraries with hold-outs they never refit on.
+func TestEveryPartialFitRefits(t *testing.T) {
+	reg := tasks.Builtin()
+	specs := map[string]*tasks.Spec{}
+	for _, id := range reg.IDs() {
+		if s, _ := reg.Get(id); specs[s.Modality] == nil {
+			specs[s.Modality] = s
+		}
+	}
+	for _, m := range codeactions.Modalities() {
+		lib, _ := codeactions.For(m)
+		for _, slot := range lib.Slots {
+			for _, o := range slot.Options {
+				if o.Name != "holdout-no-refit" {
+					continue
+				}
+				if !slices.ContainsFunc(lib.PartialFits, func(p codeactions.PartialFit) bool { return p.Slot == slot.Name && p.Partial == o.Name }) {
+					t.Errorf("%s: %s=%s fits on part of the rows and declares no full counterpart", m, slot.Name, o.Name)
+				}
+			}
+		}
+		spec := specs[m]
+		if spec == nil || len(lib.PartialFits) == 0 {
+			continue
+		}
+		schema := codeactions.SchemaOf(spec)
+		// Draw programs until one holds the partial fit and no clash.
+		rng := rand.New(rand.NewPCG(1, 2))
+		found := false
+		for n := 0; n < 20000 && !found; n++ {
+			toks := make([]int, len(lib.Slots))
+			for i, s := range lib.Slots {
+				first, _ := lib.SlotRange(i)
+				toks[i] = first + rng.IntN(len(s.Options))
+			}
+			p := lib.PartialFits[0]
+			if !strings.Contains(lib.Describe(toks)+" ", p.Slot+"="+p.Partial+" ") || lib.Clash(toks, schema) != "" {
+				continue
+			}
+			r, err := lib.Refitted(toks, schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full := strings.Replace(lib.Describe(toks)+" ", p.Slot+"="+p.Partial+" ", p.Slot+"="+p.Full+" ", 1)
+			// The full fit, or the program unchanged when the full fit would surely clash.
+			if got := lib.Describe(r) + " "; got != full && !slices.Equal(r, toks) {
+				t.Fatalf("%s: %s refitted to %s", m, lib.Describe(toks), lib.Describe(r))
+			} else if got != full {
+				continue
+			}
+			found = true
+		}
+		if !found {
+			t.Errorf("%s: no clash-free program with %s=%s in 20000 draws", m, lib.PartialFits[0].Slot, lib.PartialFits[0].Partial)
 		}
 	}
 }
