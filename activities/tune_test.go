@@ -12,7 +12,7 @@ import (
 )
 
 // Tuning on real leaf data in the real sandbox: a standard-scaled logistic regression's
-// variants along the transform slot are written as samples differing only there, and the
+// variants along the transform slot (the second pass, after the model's) are written as samples differing only there, and the
 // power-transformed one cross-validates better, the change that carries leaf's medals.
 func TestTuneVariantsOnLeaf(t *testing.T) {
 	leaf := newOnLeaf(t)
@@ -37,8 +37,8 @@ func TestTuneVariantsOnLeaf(t *testing.T) {
 	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it001-000", Slot: -1}, &kind); err != nil {
 		t.Fatal(err)
 	}
-	if kind.Slots != 2 || kind.Base != "imports=full load=input target=label-encoder features=all model=logreg validation=none postprocess=none submission=aligned" || len(kind.IDs) != 0 {
-		t.Fatalf("kind %+v: want the options outside transform and strength, and nothing written", kind)
+	if kind.Slots != 3 || kind.Base != "imports=full load=input target=label-encoder features=all validation=none postprocess=none submission=aligned" || len(kind.IDs) != 0 {
+		t.Fatalf("kind %+v: want the options outside model, transform and strength, and nothing written", kind)
 	}
 	var llm TuneResult
 	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "llm-000", Slot: 0}, &llm); err != nil || llm.Note == "" || len(llm.IDs) != 0 {
@@ -48,12 +48,12 @@ func TestTuneVariantsOnLeaf(t *testing.T) {
 	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it009-009", Slot: 0}, &missing); err != nil || missing.Note == "" || len(missing.IDs) != 0 {
 		t.Fatalf("a program without its record has nothing to tune: %+v, %v", missing, err)
 	}
-	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it001-000", Slot: 2}, &llm); err == nil || !strings.Contains(err.Error(), "tunes 2 slots") {
-		t.Fatalf("slot 2 of 2: want an error naming the library's slots, got %v", err)
+	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it001-000", Slot: 3}, &llm); err == nil || !strings.Contains(err.Error(), "tunes 3 slots") {
+		t.Fatalf("slot 3 of 3: want an error naming the library's slots, got %v", err)
 	}
 
 	var vs TuneResult
-	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it001-000", Slot: 0}, &vs); err != nil {
+	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it001-000", Slot: 1}, &vs); err != nil {
 		t.Fatal(err)
 	}
 	if vs.Slot != "transform" || !slices.Equal(vs.Options, []string{"none", "minmax", "power", "pca32", "pca64-whiten", "log1p"}) || len(vs.IDs) != len(vs.Options) {
@@ -94,10 +94,10 @@ func TestTuneVariantsOnLeaf(t *testing.T) {
 	pprog, _ := lib.Render(partial, codeactions.SchemaOf(spec))
 	store.Put(ctx, runstore.Sample("it002-000").Program(), []byte(pprog.Code))
 	if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it002-000", Slot: -1}, &kind); err != nil || kind.Base != strings.Replace(
-		"imports=full load=input target=label-encoder features=all model=logreg validation=none postprocess=none submission=aligned", "validation=none", "validation=holdout", 1) {
+		"imports=full load=input target=label-encoder features=all validation=none postprocess=none submission=aligned", "validation=none", "validation=holdout", 1) {
 		t.Fatalf("kind %+v (%v): want the refitted program's base", kind, err)
 	}
-	for slot, want := range [][]string{{"standard-refit", "none", "minmax", "power", "pca32", "pca64-whiten", "log1p"}, {"s0", "s1", "s2", "s3", "s5"}} {
+	for slot, want := range [][]string{{"logreg-refit", "random-forest", "knn"}, {"none", "minmax", "power", "pca32", "pca64-whiten", "log1p"}, {"s0", "s1", "s2", "s3", "s5"}} {
 		var pv TuneResult
 		if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it002-000", Slot: slot}, &pv); err != nil || !slices.Equal(pv.Options, want) {
 			t.Fatalf("slot %d: options %v (%v), want %v", slot, pv.Options, err, want)

@@ -7,6 +7,7 @@
 package codeactions
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -46,6 +47,11 @@ type Library struct {
 	// regularisation strength) rather than what it is: the final answer tunes its best
 	// candidates along them, one slot at a time (Variants).
 	Tunable []string
+	// TuneMost bounds a tunable slot's pass to its n most common other options (by prior
+	// weight, the slot's order breaking ties), for a slot whose options are different
+	// estimators rather than settings of one: trying every family would spend the tuning's
+	// budget before the winning family's settings are tuned.
+	TuneMost map[string]int
 	// ReportOnly are the options that change what a program prints, not what it submits.
 	ReportOnly []ReportOnly
 	// PartialFits are the options that fit the model on part of the training rows: the final
@@ -158,8 +164,8 @@ func (l *Library) Refitted(tokens []int, s Schema) ([]int, error) {
 
 // Variants are the programs that differ from tokens only in slot, one per other option of
 // slot, leaving out those that surely clash on the task's shape (Clash): what tuning the slot
-// tries. Every variant fits on all the training rows (Refitted); when that changes tokens, the
-// refitted program itself comes first, marked Own.
+// tries, or the TuneMost most common of them. Every variant fits on all the training rows
+// (Refitted); when that changes tokens, the refitted program itself comes first, marked Own.
 func (l *Library) Variants(tokens []int, slot string, s Schema) ([]Variant, error) {
 	orig := tokens
 	tokens, err := l.Refitted(tokens, s)
@@ -186,6 +192,17 @@ func (l *Library) Variants(tokens []int, slot string, s Schema) ([]Variant, erro
 			continue
 		}
 		out = append(out, Variant{Option: o.Name, Tokens: v})
+	}
+	if n := l.TuneMost[slot]; n > 0 {
+		others := out
+		if len(out) > 0 && out[0].Own {
+			others = out[1:]
+		}
+		weight := func(v Variant) float64 {
+			return l.Slots[i].Options[slices.IndexFunc(l.Slots[i].Options, func(o Option) bool { return o.Name == v.Option })].Weight()
+		}
+		slices.SortStableFunc(others, func(a, b Variant) int { return cmp.Compare(weight(b), weight(a)) })
+		out = out[:len(out)-len(others)+min(n, len(others))]
 	}
 	return out, nil
 }
@@ -367,6 +384,11 @@ func register(l *Library) *Library {
 	for _, t := range l.Tunable {
 		if !slices.ContainsFunc(l.Slots, func(s Slot) bool { return s.Name == t }) {
 			panic("codeactions: " + l.Modality + " tunes slot " + t + ", which it does not have")
+		}
+	}
+	for slot, n := range l.TuneMost {
+		if !slices.Contains(l.Tunable, slot) || n < 1 {
+			panic(fmt.Sprintf("codeactions: %s bounds the pass of slot %s to %d options: the slot must be tunable and the bound positive", l.Modality, slot, n))
 		}
 	}
 	for _, g := range l.ReportOnly {

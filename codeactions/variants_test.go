@@ -28,14 +28,20 @@ func TestVariantsChangeOneSlotAndSkipCertainClashes(t *testing.T) {
 		name    string
 		program map[string]string
 		slot    string
-		want    []string // the variants' options in the slot, in the library's order
+		want    []string // the variants' options in the slot, in the order tried
 	}{
 		{"every other transform", base, "transform", []string{"none", "minmax", "power", "pca32", "pca64-whiten", "log1p"}},
 		{"every other strength", base, "strength", []string{"s0", "s1", "s3", "s4", "s5"}},
 		// A linear SVC has no probabilities unless calibrated: only that postprocessing is left.
 		{"certain clashes left out", with("model", "linear-svc"), "postprocess", []string{"calibrate"}},
-		// QDA fails on some data of the shape, not all: it is tried; the linear SVC is not.
-		{"data-dependent clashes kept", base, "model", []string{"knn", "random-forest", "extra-trees", "lda", "qda", "naive-bayes", "svc", "mlp", "xgboost", "stacking", "grid-logreg"}},
+		// Calibration fails on some data of the shape (a class of fewer than 3 rows), not all.
+		{"data-dependent clashes kept", base, "postprocess", []string{"clip-1e-3", "clip-1e-2", "soften", "sharpen", "calibrate"}},
+		// The model pass tries the two most common other families (TuneMost), the slot's order
+		// breaking the tie between random forest and logistic regression (both 4), then between
+		// k-nearest neighbours and naive Bayes (both 2).
+		{"a logistic regression's two alternatives", base, "model", []string{"random-forest", "knn"}},
+		{"an LDA's two alternatives", with("model", "lda"), "model", []string{"logreg", "random-forest"}},
+		{"a random forest's two alternatives", with("model", "random-forest"), "model", []string{"logreg", "knn"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -119,6 +125,17 @@ func TestVariantsOfAPartialFitRefit(t *testing.T) {
 	}
 	if vs, _ := lib.Variants(toks, "transform", schema); len(vs) != 6 || vs[0].Own {
 		t.Fatalf("a program that refits: want the 6 other transforms, got %d (first own: %v)", len(vs), vs[0].Own)
+	}
+	// A bounded pass (TuneMost) still tries the refitted program first, beside its bound.
+	names["validation"], names["model"] = "holdout-no-refit", "lda"
+	toks, _ = lib.TokensFor(names)
+	vs, _ = lib.Variants(toks, "model", schema)
+	got = nil
+	for _, v := range vs {
+		got = append(got, v.Option)
+	}
+	if want := []string{"lda", "logreg", "random-forest"}; !slices.Equal(got, want) || !vs[0].Own {
+		t.Fatalf("model variants of a partial LDA %v (first own: %v), want %v", got, vs[0].Own, want)
 	}
 }
 

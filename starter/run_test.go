@@ -174,10 +174,12 @@ func TestRunEndToEnd(t *testing.T) {
 		if err != nil || g.Score == nil || math.Abs(*g.Score-*ans.Test.Report.Score) > 1e-12 {
 			t.Fatalf("the answer's submission regrades %+v %v, the run says %v", g, err, *ans.Test.Report.Score)
 		}
-		// The best candidate was tuned along leaf's two tunable slots, transform then strength,
-		// each variant a stored program cross-validated like the candidates; a pass stops
-		// before variants that would cost more than the budget has left and says so.
-		if len(ans.Tuning) != 2 || ans.Tuning[0].Slot != "transform" || ans.Tuning[1].Slot != "strength" || ans.Tuning[1].From != ans.Tuning[0].Kept {
+		// The best candidate was tuned along leaf's three tunable slots, model, transform, then
+		// strength, each pass varying what the last kept, each variant a stored program
+		// cross-validated like the candidates; a pass stops before variants that would cost
+		// more than the budget has left and says so.
+		if len(ans.Tuning) != 3 || ans.Tuning[0].Slot != "model" || ans.Tuning[1].Slot != "transform" || ans.Tuning[2].Slot != "strength" ||
+			ans.Tuning[1].From != ans.Tuning[0].Kept || ans.Tuning[2].From != ans.Tuning[1].Kept {
 			t.Fatalf("tuning: %+v", ans.Tuning)
 		}
 		tried := 0

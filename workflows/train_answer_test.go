@@ -517,7 +517,8 @@ func runTuningWith(t *testing.T, slots []tunableSlot, cvSeconds func(id string) 
 	f.cvSeconds = cvSeconds
 	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, score)
 	in := input()
-	in.FinalCandidates, in.FinalFolds, in.FinalTune = 3, 4, 2
+	// A budget of once the candidates' time: the tests below count what it leaves.
+	in.FinalCandidates, in.FinalFolds, in.FinalTune, in.FinalTuneBudget = 3, 4, 2, 1
 	env.ExecuteWorkflow(Train, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
