@@ -116,8 +116,8 @@ type Settings struct {
 	// EnsembleRounds bounds greedy ensemble selection's rounds (the ensemble's size).
 	EnsembleRounds int `json:"ensemble_rounds,omitempty" yaml:"ensemble_rounds"`
 	// FinalTune is how many of the answer's best candidates, each a different program apart
-	// from its tunable slots (model family, preprocessing, strength), are tuned along those slots by
-	// cross-validation before the ensemble is chosen (0: none).
+	// from its tunable slots (model family, preprocessing, strength), are tuned along those
+	// slots by cross-validation before the ensemble is chosen (0: none).
 	FinalTune int `json:"final_tune,omitempty" yaml:"final_tune"`
 	// FinalTuneBudget bounds the tuning's sandbox time, as a multiple of the time the
 	// candidates' own cross-validation took. The default, 2, since the tabular model pass:
