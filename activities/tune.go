@@ -21,9 +21,9 @@ const PurposeAnswerTune = "answer-tune"
 // its library's tunable slot number in.Slot (codeactions.Library.Tunable), one per option that
 // does not surely clash on the task (or the slot's most common few: Library.TuneMost). It also
 // says what in.Of is apart from its tunable slots (Base), so the workflow tunes each kind of
-// program once. A program the policy did not write
-// as code actions (an LLM's) has no variants. Writing the same variants again writes the same
-// files, so a retried attempt is harmless.
+// program once. A program the policy did not write as code actions (an LLM's) has no
+// variants. Writing the same variants again writes the same files, so a retried attempt is
+// harmless.
 func (a *Activities) TuneVariants(ctx context.Context, in TuneInput) (TuneResult, error) {
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {

@@ -12,8 +12,9 @@ import (
 )
 
 // Tuning on real leaf data in the real sandbox: a standard-scaled logistic regression's
-// variants along the transform slot (the second pass, after the model's) are written as samples differing only there, and the
-// power-transformed one cross-validates better, the change that carries leaf's medals.
+// variants along the transform slot (the second pass, after the model's) are written as
+// samples differing only there, and the power-transformed one cross-validates better, the
+// change that carries leaf's medals.
 func TestTuneVariantsOnLeaf(t *testing.T) {
 	leaf := newOnLeaf(t)
 	a, spec, store, call := leaf.a, leaf.spec, leaf.store, leaf.call

@@ -148,13 +148,13 @@ func (l *Library) Refitted(tokens []int, s Schema) ([]int, error) {
 	}
 	out := slices.Clone(tokens)
 	for _, p := range l.PartialFits {
-		i := slices.IndexFunc(l.Slots, func(x Slot) bool { return x.Name == p.Slot })
-		if l.Slots[i].Options[ch[i]].Name != p.Partial {
+		i := l.slotIndex(p.Slot)
+		if ch[i] != l.optionIndex(i, p.Partial) {
 			continue
 		}
 		first, _ := l.SlotRange(i)
 		v := slices.Clone(out)
-		v[i] = first + slices.IndexFunc(l.Slots[i].Options, func(o Option) bool { return o.Name == p.Full })
+		v[i] = first + l.optionIndex(i, p.Full)
 		if l.Clash(v, s) == "" {
 			out = v
 		}
@@ -173,38 +173,45 @@ func (l *Library) Variants(tokens []int, slot string, s Schema) ([]Variant, erro
 		return nil, err
 	}
 	ch, _ := l.Choices(tokens)
-	i := slices.IndexFunc(l.Slots, func(x Slot) bool { return x.Name == slot })
+	i := l.slotIndex(slot)
 	if i < 0 {
 		return nil, fmt.Errorf("the %s library has no slot %q", l.Modality, slot)
 	}
+	opts := l.Slots[i].Options
 	first, _ := l.SlotRange(i)
-	var out []Variant
-	if !slices.Equal(orig, tokens) {
-		out = append(out, Variant{Option: l.Slots[i].Options[ch[i]].Name, Tokens: tokens, Own: true})
-	}
-	for j, o := range l.Slots[i].Options {
-		if j == ch[i] {
-			continue
-		}
+	with := func(j int) []int {
 		v := slices.Clone(tokens)
 		v[i] = first + j
-		if l.Clash(v, s) != "" {
-			continue
+		return v
+	}
+	var others []int // the slot's other options whose programs do not surely clash
+	for j := range opts {
+		if j != ch[i] && l.Clash(with(j), s) == "" {
+			others = append(others, j)
 		}
-		out = append(out, Variant{Option: o.Name, Tokens: v})
 	}
 	if n := l.TuneMost[slot]; n > 0 {
-		others := out
-		if len(out) > 0 && out[0].Own {
-			others = out[1:]
-		}
-		weight := func(v Variant) float64 {
-			return l.Slots[i].Options[slices.IndexFunc(l.Slots[i].Options, func(o Option) bool { return o.Name == v.Option })].Weight()
-		}
-		slices.SortStableFunc(others, func(a, b Variant) int { return cmp.Compare(weight(b), weight(a)) })
-		out = out[:len(out)-len(others)+min(n, len(others))]
+		slices.SortStableFunc(others, func(a, b int) int { return cmp.Compare(opts[b].Weight(), opts[a].Weight()) })
+		others = others[:min(n, len(others))]
+	}
+	var out []Variant
+	if !slices.Equal(orig, tokens) {
+		out = append(out, Variant{Option: opts[ch[i]].Name, Tokens: tokens, Own: true})
+	}
+	for _, j := range others {
+		out = append(out, Variant{Option: opts[j].Name, Tokens: with(j)})
 	}
 	return out, nil
+}
+
+// slotIndex is the index of the slot named name, -1 when the library has none.
+func (l *Library) slotIndex(name string) int {
+	return slices.IndexFunc(l.Slots, func(x Slot) bool { return x.Name == name })
+}
+
+// optionIndex is the index of slot i's option named name, -1 when the slot has none.
+func (l *Library) optionIndex(i int, name string) int {
+	return slices.IndexFunc(l.Slots[i].Options, func(o Option) bool { return o.Name == name })
 }
 
 // SubmissionKey returns the program that writes the same submission as tokens: every ReportOnly
@@ -225,9 +232,9 @@ func (l *Library) SubmissionKey(tokens []int, s Schema) ([]int, error) {
 		if !c.Is(g.Slot, g.Options...) || (g.Unless != nil && g.Unless(c)) {
 			continue
 		}
-		i := slices.IndexFunc(l.Slots, func(x Slot) bool { return x.Name == g.Slot })
+		i := l.slotIndex(g.Slot)
 		first, _ := l.SlotRange(i)
-		key[i] = first + slices.IndexFunc(l.Slots[i].Options, func(o Option) bool { return o.Name == g.Options[0] })
+		key[i] = first + l.optionIndex(i, g.Options[0])
 	}
 	return key, nil
 }
@@ -289,16 +296,12 @@ func (l *Library) TokensFor(names map[string]string) ([]int, error) {
 		if !ok {
 			return nil, fmt.Errorf("no choice given for slot %s", s.Name)
 		}
-		first, _ := l.SlotRange(i)
-		found := false
-		for j, o := range s.Options {
-			if o.Name == want {
-				out[i], found = first+j, true
-			}
-		}
-		if !found {
+		j := l.optionIndex(i, want)
+		if j < 0 {
 			return nil, fmt.Errorf("slot %s has no option %q", s.Name, want)
 		}
+		first, _ := l.SlotRange(i)
+		out[i] = first + j
 	}
 	return out, nil
 }
@@ -312,29 +315,29 @@ type Choice struct {
 // Opt is the chosen option's name in slot; it panics on a slot the library does not have,
 // which is a bug in the library's renderer.
 func (c Choice) Opt(slot string) string {
-	for i, s := range c.lib.Slots {
-		if s.Name == slot {
-			return s.Options[c.idx[i]].Name
-		}
-	}
-	panic("codeactions: " + c.lib.Modality + " has no slot " + slot)
+	i := c.slot(slot)
+	return c.lib.Slots[i].Options[c.idx[i]].Name
 }
 
 // Is reports whether slot's chosen option is one of options; it panics on an option the slot
 // does not have, so a misspelt clash rule fails loudly instead of never matching.
 func (c Choice) Is(slot string, options ...string) bool {
-	for i, s := range c.lib.Slots {
-		if s.Name != slot {
-			continue
+	i := c.slot(slot)
+	for _, o := range options {
+		if c.lib.optionIndex(i, o) < 0 {
+			panic("codeactions: " + c.lib.Modality + " slot " + slot + " has no option " + o)
 		}
-		for _, o := range options {
-			if !slices.ContainsFunc(s.Options, func(x Option) bool { return x.Name == o }) {
-				panic("codeactions: " + c.lib.Modality + " slot " + slot + " has no option " + o)
-			}
-		}
-		return slices.Contains(options, s.Options[c.idx[i]].Name)
 	}
-	panic("codeactions: " + c.lib.Modality + " has no slot " + slot)
+	return slices.Contains(options, c.lib.Slots[i].Options[c.idx[i]].Name)
+}
+
+// slot is the index of the named slot; it panics on a slot the library does not have.
+func (c Choice) slot(name string) int {
+	i := c.lib.slotIndex(name)
+	if i < 0 {
+		panic("codeactions: " + c.lib.Modality + " has no slot " + name)
+	}
+	return i
 }
 
 // Strength is the index (0..5) of the "strength" slot's option, for libraries that have one.
@@ -382,7 +385,7 @@ func register(l *Library) *Library {
 		panic("codeactions: two libraries for " + l.Modality)
 	}
 	for _, t := range l.Tunable {
-		if !slices.ContainsFunc(l.Slots, func(s Slot) bool { return s.Name == t }) {
+		if l.slotIndex(t) < 0 {
 			panic("codeactions: " + l.Modality + " tunes slot " + t + ", which it does not have")
 		}
 	}
@@ -392,23 +395,23 @@ func register(l *Library) *Library {
 		}
 	}
 	for _, g := range l.ReportOnly {
-		i := slices.IndexFunc(l.Slots, func(s Slot) bool { return s.Name == g.Slot })
+		i := l.slotIndex(g.Slot)
 		if i < 0 || len(g.Options) < 2 {
 			panic("codeactions: " + l.Modality + ": a report-only group needs a slot it has and two options: " + g.Slot)
 		}
 		for _, o := range g.Options {
-			if !slices.ContainsFunc(l.Slots[i].Options, func(x Option) bool { return x.Name == o }) {
+			if l.optionIndex(i, o) < 0 {
 				panic("codeactions: " + l.Modality + ": report-only option " + g.Slot + "=" + o + " does not exist")
 			}
 		}
 	}
 	for _, p := range l.PartialFits {
-		i := slices.IndexFunc(l.Slots, func(s Slot) bool { return s.Name == p.Slot })
+		i := l.slotIndex(p.Slot)
 		if i < 0 {
 			panic("codeactions: " + l.Modality + ": a partial fit names slot " + p.Slot + ", which it does not have")
 		}
 		for _, o := range []string{p.Partial, p.Full} {
-			if !slices.ContainsFunc(l.Slots[i].Options, func(x Option) bool { return x.Name == o }) {
+			if l.optionIndex(i, o) < 0 {
 				panic("codeactions: " + l.Modality + ": partial-fit option " + p.Slot + "=" + o + " does not exist")
 			}
 		}
