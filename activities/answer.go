@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 
 	"mlerl/artifacts"
 	"mlerl/artifacts/runstore"
+	"mlerl/codeactions"
 	"mlerl/ensemble"
 	"mlerl/grading"
+	"mlerl/model"
 	"mlerl/reward"
 	"mlerl/settings"
 	"mlerl/tasks"
@@ -26,11 +30,24 @@ import (
 // the weighted blend of their refit test submissions is the answer.
 
 // CandidatePrograms keeps the first in.Max programs of in.IDs whose code differs: the same
-// program twice would only count double in the ensemble.
+// program twice would only count double in the ensemble. With in.Guard a program written as
+// code actions is replaced by its guarded one where they differ (codeactions.Library.Guarded),
+// written as a sample of its own; copies are then told apart by the guarded code.
 func (a *Activities) CandidatePrograms(ctx context.Context, in CandidatesInput) (CandidatesResult, error) {
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return CandidatesResult{}, badInput("%v", err)
+	}
+	var lib *codeactions.Library
+	var schema codeactions.Schema
+	if in.Guard {
+		spec, err := a.Tasks.Get(in.Task)
+		if err != nil {
+			return CandidatesResult{}, badInput("%v", err)
+		}
+		// A modality without a library has no programs written as code actions to guard.
+		lib, _ = codeactions.For(spec.Modality)
+		schema = codeactions.SchemaOf(spec)
 	}
 	seen := map[[32]byte]bool{}
 	var out CandidatesResult
@@ -45,15 +62,79 @@ func (a *Activities) CandidatePrograms(ctx context.Context, in CandidatesInput) 
 		if err != nil {
 			return CandidatesResult{}, err
 		}
+		var guarded *guardedSample
+		if lib != nil {
+			if guarded, err = guardedProgram(ctx, store, lib, schema, id); err != nil {
+				return CandidatesResult{}, err
+			}
+		}
+		if guarded != nil {
+			code = []byte(guarded.code)
+		}
 		h := sha256.Sum256(code)
 		if seen[h] {
 			out.Duplicates++
 			continue
 		}
 		seen[h] = true
+		if guarded != nil {
+			if err := putProgramSample(ctx, store, guarded.rec, guarded.plan, guarded.code); err != nil {
+				return CandidatesResult{}, err
+			}
+			out.Guarded = append(out.Guarded, guarded.guard)
+			id = guarded.rec.ID
+		}
 		out.IDs = append(out.IDs, id)
 	}
 	return out, nil
+}
+
+// PurposeAnswerGuard marks a program the final answer wrote by guarding a candidate
+// (codeactions.Library.Guarded); the policy never sampled it.
+const PurposeAnswerGuard = "answer-guard"
+
+// guardedSample is a candidate's guarded program, to be stored as a sample of its own.
+type guardedSample struct {
+	guard      Guard
+	rec        sampleRecord
+	plan, code string
+}
+
+// guardedProgram is sample id's guarded program, nil when id was not written as code actions
+// or guarding changes nothing.
+func guardedProgram(ctx context.Context, store artifacts.Store, lib *codeactions.Library, schema codeactions.Schema, id string) (*guardedSample, error) {
+	var of sampleRecord
+	if err := getJSON(ctx, store, runstore.Sample(id).Record(), &of); errors.Is(err, artifacts.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("guarding %s: %w", id, err)
+	}
+	if of.LLM != nil || len(of.Sample.Tokens) == 0 {
+		return nil, nil
+	}
+	tokens, err := lib.Guarded(of.Sample.Tokens, schema)
+	if err != nil {
+		return nil, badInput("guarding %s: %v", id, err)
+	}
+	if slices.Equal(tokens, of.Sample.Tokens) {
+		return nil, nil
+	}
+	prog, err := lib.Render(tokens, schema)
+	if err != nil {
+		return nil, badInput("guarding %s: %v", id, err)
+	}
+	var change []string
+	was := strings.Fields(lib.Describe(of.Sample.Tokens))
+	for i, part := range strings.Fields(lib.Describe(tokens)) {
+		if part != was[i] {
+			change = append(change, was[i]+" -> "+strings.SplitN(part, "=", 2)[1])
+		}
+	}
+	g := Guard{From: id, To: "guard-" + id, Change: strings.Join(change, ", ")}
+	rec := sampleRecord{ID: g.To, Iteration: of.Iteration, Purpose: PurposeAnswerGuard, Checkpoint: of.Checkpoint,
+		Task: of.Task, PrevID: id, Actions: lib.Describe(tokens), Sample: model.Sample{Tokens: tokens}} // no log-probs: the policy did not write it
+	plan := fmt.Sprintf("# Plan (%s of %s: %s)\n\n%s\n", PurposeAnswerGuard, id, g.Change, prog.Plan)
+	return &guardedSample{guard: g, rec: rec, plan: plan, code: prog.Code}, nil
 }
 
 // CrossValidate runs a program on each fold of the k-fold partition of the public train (carved

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,9 +13,11 @@ import (
 
 	"mlerl/artifacts"
 	"mlerl/artifacts/runstore"
+	"mlerl/codeactions"
 	"mlerl/ensemble"
 	"mlerl/grading"
 	"mlerl/internal/testenv"
+	"mlerl/model"
 	"mlerl/sandbox"
 	"mlerl/settings"
 	"mlerl/tasks"
@@ -218,5 +221,82 @@ out.to_csv('submission.csv', index=False)
 	env.RegisterActivity(b)
 	if _, err := env.ExecuteActivity(b.CrossValidate, CrossValidateInput{Run: "r", Task: spec.ID, SampleID: "nearest", Folds: folds}); err == nil || !contains(err.Error(), ErrBadInput) || !contains(err.Error(), "starter tasks prepare") {
 		t.Fatalf("unprepared data: %v", err)
+	}
+}
+
+// With Guard, a candidate written as code actions that fails on some data (raw XGBoost on an
+// RMSLE task, which may predict below 0) is replaced by its guarded program, written as a
+// sample of its own; a candidate that is already that program is then its copy, and programs
+// without code actions are kept as they are. Needs the task's spec, not its data.
+func TestCandidateProgramsGuard(t *testing.T) {
+	reg := tasks.Builtin()
+	spec, err := reg.Get("nomad2018-predict-transparent-conductors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	a := &Activities{Runs: artifacts.FSRuns{Root: root}, Tasks: reg}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	store := artifacts.FS{Root: filepath.Join(root, "r")}
+	ctx := context.Background()
+
+	lib, schema := codeactions.TabularRegression, codeactions.SchemaOf(spec)
+	names := map[string]string{"setup": "full", "features": "all", "categorical": "raw", "transform": "none", "target": "none",
+		"outputs": "per-target", "model": "xgboost", "strength": "s2", "validation": "holdout", "postprocess": "none", "submission": "aligned"}
+	put := func(id, post string) {
+		names["postprocess"] = post
+		toks, err := lib.TokensFor(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := lib.Render(toks, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := putProgramSample(ctx, store, sampleRecord{ID: id, Purpose: PurposeTrain, Sample: model.Sample{Tokens: toks}}, "", prog.Code); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("raw", "none")
+	put("clipped", "clip0")
+	put("rounded", "round1")
+	store.Put(ctx, runstore.Sample("llm").Program(), []byte("print('an LLM wrote this')\n"))
+	ids := []string{"raw", "clipped", "llm", "rounded"}
+
+	candidates := func(guard bool) CandidatesResult {
+		t.Helper()
+		v, err := env.ExecuteActivity(a.CandidatePrograms, CandidatesInput{Run: "r", IDs: ids, Max: 3, Guard: guard, Task: spec.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out CandidatesResult
+		if err := v.Get(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if off := candidates(false); strings.Join(off.IDs, ",") != "raw,clipped,llm" || len(off.Guarded) != 0 {
+		t.Fatalf("without Guard: %+v, want the programs as they are", off)
+	}
+	on := candidates(true)
+	if strings.Join(on.IDs, ",") != "guard-raw,llm,rounded" || on.Duplicates != 1 {
+		t.Fatalf("with Guard: %+v, want raw guarded, clipped its copy, the rest as they are", on)
+	}
+	if want := (Guard{From: "raw", To: "guard-raw", Change: "postprocess=none -> clip0"}); !slices.Equal(on.Guarded, []Guard{want}) {
+		t.Fatalf("guarded %+v, want %+v", on.Guarded, want)
+	}
+	got, _ := store.Get(ctx, runstore.Sample("guard-raw").Program())
+	want, _ := store.Get(ctx, runstore.Sample("clipped").Program())
+	if len(got) == 0 || string(got) != string(want) {
+		t.Fatal("the guarded program must be the clipped one, stored under its own id")
+	}
+	var rec sampleRecord
+	if err := getJSON(ctx, store, runstore.Sample("guard-raw").Record(), &rec); err != nil || rec.Purpose != PurposeAnswerGuard || rec.PrevID != "raw" {
+		t.Fatalf("the guarded sample's record %+v (%v): want purpose %s from raw", rec, err, PurposeAnswerGuard)
+	}
+	if _, err := env.ExecuteActivity(a.CandidatePrograms, CandidatesInput{Run: "r", IDs: ids, Max: 3, Guard: true, Task: "no-such-task"}); err == nil {
+		t.Fatal("an unknown task: want an error")
 	}
 }

@@ -129,6 +129,13 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 	}
 	fmt.Fprintf(b, "## Final answer\n\nThe run's best distinct programs (training and evaluation, by their selection score; copies of a better one skipped: %d; left out after cross-validation for repeating a better one's out-of-fold predictions: %d) were cross-validated on a %d-fold partition of the full public train; greedy ensemble selection (Caruana et al., 2004) weighed them on their out-of-fold predictions; the members were refit on the full public train and their test submissions blended (`%s`). Cross-validation and refits used %.0f sandbox-seconds.\n\n",
 		ans.Duplicates, same, ans.Folds, runstore.AnswerSubmissionKey, ans.SandboxSeconds)
+	guarded := map[string]Guard{}
+	for _, g := range ans.Guarded {
+		guarded[g.To] = g
+	}
+	if len(ans.Guarded) > 0 {
+		fmt.Fprintf(b, "Candidates cross-validated guarded (the program with an option that fails on some data replaced by one that makes the same predictions wherever it does not; on RMSLE tasks, predictions clipped at 0): %d, each noted below.\n\n", len(ans.Guarded))
+	}
 	if ans.Note != "" {
 		fmt.Fprintf(b, "No final answer: %s.\n\n", ans.Note)
 		return
@@ -172,6 +179,8 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 		note := c.Reason
 		if c.Tuned != "" {
 			note = strings.TrimSuffix(fmt.Sprintf("`%s` with %s; %s", c.TunedFrom, c.Tuned, c.Reason), "; ")
+		} else if g, ok := guarded[c.SampleID]; ok {
+			note = strings.TrimSuffix(fmt.Sprintf("`%s` guarded: %s; %s", g.From, g.Change, c.Reason), "; ")
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %s |\n", c.SampleID, num(c.Score), strings.Join(folds, " "), w, test, note)
 	}

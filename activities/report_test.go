@@ -81,3 +81,21 @@ func TestAlignFollowsTheMetric(t *testing.T) {
 		}
 	}
 }
+
+// A guarded candidate is reported with the program it guards and the change.
+func TestReportGuardedCandidates(t *testing.T) {
+	score := 0.05
+	ans := &FinalAnswer{Folds: 10, Guarded: []Guard{{From: "it003-004", To: "guard-it003-004", Change: "postprocess=none -> clip0"}},
+		Candidates: []CrossValidateResult{{SampleID: "guard-it003-004", Score: &score}, {SampleID: "it001-000", Score: &score}}}
+	var b strings.Builder
+	writeAnswer(&b, ans)
+	for _, want := range []string{
+		"Candidates cross-validated guarded (the program with an option that fails on some data replaced by one that makes the same predictions wherever it does not; on RMSLE tasks, predictions clipped at 0): 1, each noted below.",
+		"| `guard-it003-004` | 0.05000 |  | - | - | `it003-004` guarded: postprocess=none -> clip0 |\n",
+		"| `it001-000` | 0.05000 |  | - | - |  |\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report has no %q in\n%s", want, b.String())
+		}
+	}
+}

@@ -65,3 +65,17 @@ func previous(ctx context.Context, store artifacts.Store, id string) (model.Prev
 	return model.Previous{Tokens: rec.Sample.Tokens, Reward: res.Reward, LastMarker: res.Markers,
 		Valid: res.Valid, Duration: res.DurationS, TestingLoss: testing}, nil
 }
+
+// putProgramSample stores a program the final answer wrote (a tuned variant, a guarded
+// candidate) as a sample of its own: its plan, code and record. Writing it again writes the
+// same files, so a retried attempt is harmless.
+func putProgramSample(ctx context.Context, store artifacts.Store, rec sampleRecord, plan, code string) error {
+	dir := runstore.Sample(rec.ID)
+	if err := store.Put(ctx, dir.Plan(), []byte(plan)); err != nil {
+		return err
+	}
+	if err := store.Put(ctx, dir.Program(), []byte(code)); err != nil {
+		return err
+	}
+	return putJSON(ctx, store, dir.Record(), rec)
+}

@@ -97,15 +97,8 @@ func (a *Activities) TuneVariants(ctx context.Context, in TuneInput) (TuneResult
 		}
 		rec := sampleRecord{ID: id, Iteration: of.Iteration, Purpose: PurposeAnswerTune, Checkpoint: of.Checkpoint,
 			Task: of.Task, PrevID: in.Of, Actions: lib.Describe(v.Tokens), Sample: model.Sample{Tokens: v.Tokens}} // no log-probs: the policy did not write it
-		dir := runstore.Sample(id)
 		plan := fmt.Sprintf("# Plan (%s of %s: %s=%s%s)\n\n%s\n", PurposeAnswerTune, in.Of, out.Slot, v.Option, refit, prog.Plan)
-		if err := store.Put(ctx, dir.Plan(), []byte(plan)); err != nil {
-			return TuneResult{}, err
-		}
-		if err := store.Put(ctx, dir.Program(), []byte(prog.Code)); err != nil {
-			return TuneResult{}, err
-		}
-		if err := putJSON(ctx, store, dir.Record(), rec); err != nil {
+		if err := putProgramSample(ctx, store, rec, plan, prog.Code); err != nil {
 			return TuneResult{}, err
 		}
 		out.IDs = append(out.IDs, id)

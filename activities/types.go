@@ -299,12 +299,25 @@ type CandidatesInput struct {
 	Run string   `json:"run"`
 	IDs []string `json:"ids"`
 	Max int      `json:"max"`
+	// Guard replaces a program written as code actions by its guarded one where they differ
+	// (codeactions.Library.Guarded); Task names its library.
+	Guard bool   `json:"guard,omitempty"`
+	Task  string `json:"task,omitempty"`
 }
 
-// CandidatesResult are the first Max programs of IDs that differ in their code.
+// CandidatesResult are the first Max programs of IDs that differ in their code, guarded ones
+// in their programs' place.
 type CandidatesResult struct {
 	IDs        []string `json:"ids"`
 	Duplicates int      `json:"duplicates"` // programs skipped as copies of a better one
+	Guarded    []Guard  `json:"guarded,omitempty"`
+}
+
+// Guard is a candidate the answer cross-validated guarded: From's program with Change.
+type Guard struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Change string `json:"change"` // the options changed, e.g. "postprocess=none -> clip0"
 }
 
 // CrossValidateInput runs a program on each fold of a k-fold partition of the public train.
@@ -420,6 +433,7 @@ type FinalAnswer struct {
 	Folds      int                   `json:"folds"`
 	Candidates []CrossValidateResult `json:"candidates"`
 	Duplicates int                   `json:"duplicates,omitempty"`
+	Guarded    []Guard               `json:"guarded,omitempty"` // candidates replaced by their guarded programs
 	Members    []AnswerMember        `json:"members,omitempty"`
 	CVScore    *float64              `json:"cv_score,omitempty"` // the blend's out-of-fold score
 	// BlendCVScore and Calibration: see EnsembleResult (nil in runs recorded before calibration).

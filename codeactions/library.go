@@ -57,6 +57,10 @@ type Library struct {
 	// PartialFits are the options that fit the model on part of the training rows: the final
 	// answer holds rows out itself, so the programs it tunes fit on all of them (Refitted).
 	PartialFits []PartialFit
+	// Guards are the options that fail on some data of a task where another option makes the
+	// same predictions and does not: the final answer cross-validates its candidates guarded
+	// (Guarded), so a good program is not lost to a failure with a known repair.
+	Guards []Guard
 	// render writes the program for a checked choice of options.
 	render func(c Choice, s Schema) Program
 }
@@ -76,6 +80,14 @@ type ReportOnly struct {
 // a hold-out it never refits on) and the option that fits the same model on all of them (Full).
 type PartialFit struct {
 	Slot, Partial, Full string
+}
+
+// Guard names an option of Slot that fails on some data of the tasks When holds for (Unsafe:
+// a negative prediction on an RMSLE task, say) and the option that writes the same submission
+// wherever Unsafe's does not fail, and a valid one where it does (Safe).
+type Guard struct {
+	Slot, Unsafe, Safe string
+	When               func(s Schema) bool
 }
 
 // ClashRule names a combination of options whose program is written to fail (an exception, or
@@ -135,6 +147,31 @@ type Variant struct {
 	// Own marks the variant that keeps the slot's option: it differs only by fitting on all
 	// the training rows (Refitted).
 	Own bool
+}
+
+// Guarded returns tokens with every guard's unsafe option replaced by its safe one on the tasks
+// it holds for, unless that surely clashes. nomadbudget2's seed 402 lost 7 of its answer's 19
+// candidates, as good on the folds they finished as its members, to predictions below 0
+// that RMSLE refuses: clipping at 0 changes no prediction of a program that never goes there.
+func (l *Library) Guarded(tokens []int, s Schema) ([]int, error) {
+	ch, err := l.Choices(tokens)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(tokens)
+	for _, g := range l.Guards {
+		i := l.slotIndex(g.Slot)
+		if !g.When(s) || ch[i] != l.optionIndex(i, g.Unsafe) {
+			continue
+		}
+		first, _ := l.SlotRange(i)
+		v := slices.Clone(out)
+		v[i] = first + l.optionIndex(i, g.Safe)
+		if l.Clash(v, s) == "" {
+			out = v
+		}
+	}
+	return out, nil
 }
 
 // Refitted returns tokens with every partial fit (PartialFits) replaced by its full one, unless
@@ -413,6 +450,17 @@ func register(l *Library) *Library {
 		for _, o := range []string{p.Partial, p.Full} {
 			if l.optionIndex(i, o) < 0 {
 				panic("codeactions: " + l.Modality + ": partial-fit option " + p.Slot + "=" + o + " does not exist")
+			}
+		}
+	}
+	for _, g := range l.Guards {
+		i := l.slotIndex(g.Slot)
+		if i < 0 || g.When == nil {
+			panic("codeactions: " + l.Modality + ": a guard needs a slot it has and a condition: " + g.Slot)
+		}
+		for _, o := range []string{g.Unsafe, g.Safe} {
+			if l.optionIndex(i, o) < 0 {
+				panic("codeactions: " + l.Modality + ": guard option " + g.Slot + "=" + o + " does not exist")
 			}
 		}
 	}

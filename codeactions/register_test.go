@@ -25,6 +25,9 @@ func TestRegisterRefusesAnInconsistentLibrary(t *testing.T) {
 		{"report-only group of one", Library{ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"holdout"}}}}, "two options"},
 		{"partial fit on a missing slot", Library{PartialFits: []PartialFit{{Slot: "fit", Partial: "holdout", Full: "full"}}}, "names slot fit"},
 		{"partial fit's full option missing", Library{PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout", Full: "refit"}}}, "validation=refit does not exist"},
+		{"guard on a missing slot", Library{Guards: []Guard{{Slot: "post", Unsafe: "a", Safe: "b", When: always}}}, "a guard needs a slot it has"},
+		{"guard without a condition", Library{Guards: []Guard{{Slot: "model", Unsafe: "a", Safe: "b"}}}, "a guard needs a slot it has and a condition"},
+		{"guard's safe option missing", Library{Guards: []Guard{{Slot: "model", Unsafe: "a", Safe: "c", When: always}}}, "model=c does not exist"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,10 +53,13 @@ func TestRegisterRefusesAnInconsistentLibrary(t *testing.T) {
 
 	// The same slots, consistently named, register: the cases above fail for their one flaw.
 	ok := Library{Modality: "test-consistent", Slots: slots, Tunable: []string{"model"}, TuneMost: map[string]int{"model": 1},
-		ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"holdout", "full"}}}, PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout", Full: "full"}}}
+		ReportOnly: []ReportOnly{{Slot: "validation", Options: []string{"holdout", "full"}}}, PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout", Full: "full"}},
+		Guards: []Guard{{Slot: "model", Unsafe: "a", Safe: "b", When: always}}}
 	register(&ok)
 	defer delete(libraries, ok.Modality)
 	if libraries[ok.Modality] != &ok {
 		t.Fatal("register did not add a consistent library")
 	}
 }
+
+func always(Schema) bool { return true }

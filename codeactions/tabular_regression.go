@@ -98,8 +98,11 @@ var TabularRegression = register(&Library{
 	Tunable:     []string{"transform", "strength"},
 	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
 	ReportOnly:  []ReportOnly{{Slot: "validation", Options: []string{"none", "holdout", "kfold", "holdout-rmse"}}},
-	Clashes:     tabularRegressionClashes,
-	render:      renderTabularRegression,
+	// RMSLE refuses a negative prediction (the clash rule below); clipping at 0 moves only those.
+	Guards: []Guard{{Slot: "postprocess", Unsafe: "none", Safe: "clip0",
+		When: func(s Schema) bool { return s.Metric == "mean-column-rmsle" }}},
+	Clashes: tabularRegressionClashes,
+	render:  renderTabularRegression,
 })
 
 // tabularRegressionClashes are the library's intended clashes, read off its renderer.

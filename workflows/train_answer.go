@@ -72,12 +72,16 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 	if distinct {
 		ask = len(ids)
 	}
+	// Since version 1 candidates are cross-validated guarded (codeactions.Library.Guarded): on
+	// RMSLE tasks a program that never predicts below 0 makes the same predictions clipped at
+	// 0, and one that does is valid instead of lost (nomadbudget2 lost 7 of 19 candidates).
+	guard := workflow.GetVersion(ctx, "answer-guards-candidates", workflow.DefaultVersion, 1) >= 1
 	var cands activities.CandidatesResult
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "pick %d distinct candidates", in.FinalCandidates), r.acts.CandidatePrograms,
-		activities.CandidatesInput{Run: in.Run, IDs: ids, Max: ask}).Get(ctx, &cands); err != nil {
+		activities.CandidatesInput{Run: in.Run, IDs: ids, Max: ask, Guard: guard, Task: in.Task}).Get(ctx, &cands); err != nil {
 		return nil, err
 	}
-	ans.Duplicates = cands.Duplicates
+	ans.Duplicates, ans.Guarded = cands.Duplicates, cands.Guarded
 	limit := len(cands.IDs)
 	if distinct {
 		limit = min(limit, distinctTries*in.FinalCandidates)

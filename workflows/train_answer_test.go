@@ -74,6 +74,9 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	if len(f.candidates) != 1 {
 		t.Fatalf("candidates asked for %d times, want once", len(f.candidates))
 	}
+	if len(f.guarded) != 1 || f.guarded[0] != in.Task {
+		t.Fatalf("candidates guarded for tasks %q, want the run's %q", f.guarded, in.Task)
+	}
 	// The leader board holds training and evaluation programs, best (lowest) first.
 	board := f.candidates[0]
 	var training, eval bool

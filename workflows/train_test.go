@@ -47,6 +47,7 @@ type fakeRun struct {
 	// The final answer's activities: the candidate lists asked for, the cross-validations run
 	// (and their timeout), the programs ensembled and the answer blended.
 	candidates [][]string
+	guarded    []string // the task of each candidates call that asked for guarded programs
 	crossVal   []string
 	cvTimeout  time.Duration
 	ensembled  []string   // the latest selection's candidates
@@ -160,6 +161,9 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env.OnActivity(a.CandidatePrograms, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.CandidatesInput) (activities.CandidatesResult, error) {
 			f.candidates = append(f.candidates, in.IDs)
+			if in.Guard {
+				f.guarded = append(f.guarded, in.Task)
+			}
 			return activities.CandidatesResult{IDs: in.IDs[:min(in.Max, len(in.IDs))]}, nil
 		})
 	env.OnActivity(a.CrossValidate, mock.Anything, mock.Anything).Return(
