@@ -85,7 +85,8 @@ func TestAlignFollowsTheMetric(t *testing.T) {
 // A guarded candidate is reported with the program it guards and the change.
 func TestReportGuardedCandidates(t *testing.T) {
 	score := 0.05
-	ans := &FinalAnswer{Folds: 10, Guarded: []Guard{{From: "it003-004", To: "guard-it003-004", Change: "postprocess=none -> clip0"}},
+	ans := &FinalAnswer{Folds: 10, Guarded: []Guard{{From: "it003-004", To: "guard-it003-004", Change: "postprocess=none -> clip0"},
+		{From: "it009-001", To: "guard-it009-001", Change: "postprocess=none -> clip0"}}, // not among the candidates
 		Candidates: []CrossValidateResult{{SampleID: "guard-it003-004", Score: &score}, {SampleID: "it001-000", Score: &score}}}
 	var b strings.Builder
 	writeAnswer(&b, ans)

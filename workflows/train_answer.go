@@ -81,13 +81,19 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 		activities.CandidatesInput{Run: in.Run, IDs: ids, Max: ask, Guard: guard, Task: in.Task}).Get(ctx, &cands); err != nil {
 		return nil, err
 	}
-	ans.Duplicates, ans.Guarded = cands.Duplicates, cands.Guarded
+	ans.Duplicates = cands.Duplicates
 	limit := len(cands.IDs)
 	if distinct {
 		limit = min(limit, distinctTries*in.FinalCandidates)
 	}
 
 	scored := r.crossValidateCandidates(ctx, ans, cands.IDs[:limit], distinct)
+	// The board's programs are guarded as far as they are picked; the answer lists those it ran.
+	for _, g := range cands.Guarded {
+		if slices.ContainsFunc(ans.Candidates, func(c activities.CrossValidateResult) bool { return c.SampleID == g.To }) {
+			ans.Guarded = append(ans.Guarded, g)
+		}
+	}
 	if ans.Note != "" {
 		return ans, nil
 	}

@@ -74,9 +74,6 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	if len(f.candidates) != 1 {
 		t.Fatalf("candidates asked for %d times, want once", len(f.candidates))
 	}
-	if len(f.guarded) != 1 || f.guarded[0] != in.Task {
-		t.Fatalf("candidates guarded for tasks %q, want the run's %q", f.guarded, in.Task)
-	}
 	// The leader board holds training and evaluation programs, best (lowest) first.
 	board := f.candidates[0]
 	var training, eval bool
@@ -103,6 +100,13 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	a := res.Answer
 	if a == nil || a.Test == nil || f.blended == nil || len(a.Members) != 2 || len(a.Candidates) != 3 || a.Untuned != nil {
 		t.Fatalf("answer %+v, blended %+v", a, f.blended)
+	}
+	// Guarded programs are asked for, and the answer lists those it cross-validated.
+	if len(f.guarded) != 1 || f.guarded[0] != in.Task {
+		t.Fatalf("candidates guarded for tasks %q, want the run's %q", f.guarded, in.Task)
+	}
+	if len(a.Guarded) != 1 || a.Guarded[0].To != board[0] {
+		t.Fatalf("guarded %+v: want only the best program's guard, %s, of the two given", a.Guarded, board[0])
 	}
 	// Every member is refit and graded alone, once: a program best-of-K already graded is not
 	// run again.

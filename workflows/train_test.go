@@ -164,7 +164,14 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			if in.Guard {
 				f.guarded = append(f.guarded, in.Task)
 			}
-			return activities.CandidatesResult{IDs: in.IDs[:min(in.Max, len(in.IDs))]}, nil
+			out := activities.CandidatesResult{IDs: in.IDs[:min(in.Max, len(in.IDs))]}
+			if in.Guard && len(out.IDs) > 0 {
+				// The best and the worst program guarded: the answer cross-validates only the best.
+				for _, id := range []string{out.IDs[0], out.IDs[len(out.IDs)-1]} {
+					out.Guarded = append(out.Guarded, activities.Guard{From: id, To: id, Change: "postprocess=none -> clip0"})
+				}
+			}
+			return out, nil
 		})
 	env.OnActivity(a.CrossValidate, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.CrossValidateInput) (activities.CrossValidateResult, error) {
