@@ -23,6 +23,8 @@ import (
 //	train-resumed-segment-stopped: the last segment of a paused, resumed and stopped run
 //	train-answer-tuning-waves: an rl cell of experiment tuneablate (nomad, seed 241, the
 //	defaults) whose answer tuned in waves within its budget (version 2 of answer-tuning-budget)
+//	train-answer-guarded: an rl cell of experiment nomadguard (nomad, seed 421) whose answer
+//	cross-validated guarded candidates (version 1 of answer-guards-candidates)
 //	experiment-small: an Experiment of 2 tasks with data and 1 without × rl, static and
 //	static-matched (children, matched budgets, curve grading, ledger saves)
 func TestRecordedHistoriesReplay(t *testing.T) {
