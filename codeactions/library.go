@@ -160,15 +160,8 @@ func (l *Library) Guarded(tokens []int, s Schema) ([]int, error) {
 	}
 	out := slices.Clone(tokens)
 	for _, g := range l.Guards {
-		i := l.slotIndex(g.Slot)
-		if !g.When(s) || ch[i] != l.optionIndex(i, g.Unsafe) {
-			continue
-		}
-		first, _ := l.SlotRange(i)
-		v := slices.Clone(out)
-		v[i] = first + l.optionIndex(i, g.Safe)
-		if l.Clash(v, s) == "" {
-			out = v
+		if g.When(s) {
+			out = l.swapped(out, ch, g.Slot, g.Unsafe, g.Safe, s)
 		}
 	}
 	return out, nil
@@ -185,18 +178,26 @@ func (l *Library) Refitted(tokens []int, s Schema) ([]int, error) {
 	}
 	out := slices.Clone(tokens)
 	for _, p := range l.PartialFits {
-		i := l.slotIndex(p.Slot)
-		if ch[i] != l.optionIndex(i, p.Partial) {
-			continue
-		}
-		first, _ := l.SlotRange(i)
-		v := slices.Clone(out)
-		v[i] = first + l.optionIndex(i, p.Full)
-		if l.Clash(v, s) == "" {
-			out = v
-		}
+		out = l.swapped(out, ch, p.Slot, p.Partial, p.Full, s)
 	}
 	return out, nil
+}
+
+// swapped returns out with slot's option from replaced by to when the original choices ch
+// picked from, unless the result surely clashes on the task's shape: the one step Guarded and
+// Refitted share.
+func (l *Library) swapped(out, ch []int, slot, from, to string, s Schema) []int {
+	i := l.slotIndex(slot)
+	if ch[i] != l.optionIndex(i, from) {
+		return out
+	}
+	first, _ := l.SlotRange(i)
+	v := slices.Clone(out)
+	v[i] = first + l.optionIndex(i, to)
+	if l.Clash(v, s) != "" {
+		return out
+	}
+	return v
 }
 
 // Variants are the programs that differ from tokens only in slot, one per other option of

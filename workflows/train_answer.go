@@ -66,11 +66,14 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 	// everything, say) make the same predictions, and eight such candidates were measured
 	// holding three models on leaf: since version 1 a candidate whose out-of-fold predictions
 	// equal a better one's is left out and the next distinct program cross-validated in its
-	// place, up to distinctTries times the candidates in all.
+	// place, up to distinctTries times the candidates in all. Asking for no more than that
+	// keeps CandidatePrograms from guarding (and storing) programs never cross-validated;
+	// histories recorded while it was asked for the whole board replay alike, since its result
+	// comes from the history and limit below cuts it.
 	distinct := workflow.GetVersion(ctx, "answer-distinct-predictions", workflow.DefaultVersion, 1) >= 1
 	ask := in.FinalCandidates
 	if distinct {
-		ask = len(ids)
+		ask = distinctTries * in.FinalCandidates
 	}
 	// Since version 1 candidates are cross-validated guarded (codeactions.Library.Guarded): on
 	// RMSLE tasks a program that never predicts below 0 makes the same predictions clipped at
