@@ -59,12 +59,24 @@ func Start(o Options) (*Workers, error) {
 			w.RegisterActivity(a.CandidatePrograms)
 			w.RegisterActivity(a.TuneVariants)
 		case RoleExec:
+			// Host steps read the task's data and run the instrumenter, which live where programs
+			// run, but take no sandbox slot: their own worker (as many at once as there are
+			// slots, apart from them) keeps them from waiting behind executions.
+			host := sdkworker.New(o.Client, queues.ExecHost, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.Slots})
+			host.RegisterActivity(a.InstrumentPrograms)
+			host.RegisterActivity(a.SelectEnsemble)
+			host.RegisterActivity(a.BlendAnswer)
+			if err := host.Start(); err != nil {
+				ws.Stop()
+				return nil, fmt.Errorf("starting the %s worker's host-step queue: %w", role, err)
+			}
+			ws.started = append(ws.started, host)
 			w = sdkworker.New(o.Client, queues.Exec, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.Slots})
-			w.RegisterActivity(a.InstrumentPrograms)
 			w.RegisterActivity(a.ExecuteProgram)
 			w.RegisterActivity(a.FinalGrade)
-			// The final answer's steps read the task's data, which lives where programs run.
 			w.RegisterActivity(a.CrossValidate)
+			// Runs recorded before version 1 of host-steps-queue send these here.
+			w.RegisterActivity(a.InstrumentPrograms)
 			w.RegisterActivity(a.SelectEnsemble)
 			w.RegisterActivity(a.BlendAnswer)
 		case RoleGPU:

@@ -105,10 +105,12 @@ const recentKept = 20
 
 // trainOptions are the activity options of a run, one set per kind of work.
 type trainOptions struct {
-	gpu, instrument, execute, local workflow.ActivityOptions
+	// host: the execution hosts' steps that take no sandbox slot (ensemble selection, blending).
+	gpu, instrument, execute, host, local workflow.ActivityOptions
 }
 
-func newTrainOptions(in TrainInput) trainOptions {
+// newTrainOptions sends the host steps (instrumenting among them) to hostQueue.
+func newTrainOptions(in TrainInput, hostQueue string) trainOptions {
 	infraRetry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrBadInput}}
 	// Sampling, updates, the buffer, state and the report heartbeat while they work: a dead
@@ -117,17 +119,22 @@ func newTrainOptions(in TrainInput) trainOptions {
 	// AST instrumenting takes well under a second: a short timeout retries a lost worker's
 	// quickly. An LLM instrumenter gets what the starter sets.
 	instrumentTimeout := cmp.Or(in.InstrumentTimeout, 30*time.Second)
+	// A program's own failure or timeout is a result; only a lost worker or a broken sandbox
+	// retries, which the heartbeat timeout detects within seconds. Cancellation waits for the
+	// activity so a stale program's partial result is stored before the update reads it.
+	execute := workflow.ActivityOptions{TaskQueue: queues.Exec, StartToCloseTimeout: in.ExecTimeout,
+		HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
+	// Host steps are bounded and retried as executions are; only their queue differs.
+	host := execute
+	host.TaskQueue = hostQueue
 	return trainOptions{
 		gpu: workflow.ActivityOptions{TaskQueue: queues.GPU, StartToCloseTimeout: 30 * time.Minute,
 			HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry},
-		instrument: workflow.ActivityOptions{TaskQueue: queues.Exec, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry},
-		// A program's own failure or timeout is a result; only a lost worker or a broken sandbox
-		// retries, which the heartbeat timeout detects within seconds. Cancellation waits for the
-		// activity so a stale program's partial result is stored before the update reads it.
-		execute: workflow.ActivityOptions{TaskQueue: queues.Exec, StartToCloseTimeout: in.ExecTimeout,
-			HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-				MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}},
+		instrument: workflow.ActivityOptions{TaskQueue: hostQueue, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry},
+		execute:    execute,
+		host:       host,
 		local: workflow.ActivityOptions{TaskQueue: queues.Workflows, StartToCloseTimeout: 5 * time.Minute,
 			HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry},
 	}
@@ -162,7 +169,14 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	if err := in.Validate(); err != nil {
 		return TrainResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrBadInput, nil)
 	}
-	r := &trainRun{in: in, opts: newTrainOptions(in), logger: workflow.GetLogger(ctx)}
+	// Version 1: the host steps have a queue of their own; on the sandbox queue they waited
+	// behind other runs' executions (instrumenting once for 27 minutes, insultsbudget2). The task
+	// queue is part of the recorded command, so older histories keep the sandbox queue.
+	hostQueue := queues.Exec
+	if workflow.GetVersion(ctx, "host-steps-queue", workflow.DefaultVersion, 1) >= 1 {
+		hostQueue = queues.ExecHost
+	}
+	r := &trainRun{in: in, opts: newTrainOptions(in, hostQueue), logger: workflow.GetLogger(ctx)}
 	// A matched arm that stopped only at an iteration boundary overshot its budget by a whole
 	// iteration, heavy-tailed with several reward folds (1.23x in experiment leafdefaults).
 	// Version 2: the drain before a continue-as-new counted every program in flight, which

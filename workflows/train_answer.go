@@ -149,7 +149,7 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 		}
 	}
 	var test activities.FinalGradeResult
-	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "blend %d members and grade the answer on the private test answers", len(ans.Members)), r.acts.BlendAnswer,
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.host, "blend %d members and grade the answer on the private test answers", len(ans.Members)), r.acts.BlendAnswer,
 		activities.BlendInput{Run: in.Run, Task: in.Task, Protocol: in.Protocol, Answer: *ans}).Get(ctx, &test); err != nil {
 		return nil, err
 	}
@@ -397,7 +397,7 @@ func (r *trainRun) untunedAnswer(ctx workflow.Context, ans *activities.FinalAnsw
 		return nil
 	}
 	var ens activities.EnsembleResult
-	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "greedy ensemble selection over the %d untuned programs", len(ids)), r.acts.SelectEnsemble,
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.host, "greedy ensemble selection over the %d untuned programs", len(ids)), r.acts.SelectEnsemble,
 		activities.EnsembleInput{Run: in.Run, Task: in.Task, Folds: in.FinalFolds, SampleIDs: ids, Rounds: in.EnsembleRounds}).Get(ctx, &ens); err != nil {
 		return err
 	}
@@ -421,7 +421,7 @@ func (r *trainRun) untunedAnswer(ctx workflow.Context, ans *activities.FinalAnsw
 		}
 	}
 	var test activities.FinalGradeResult
-	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "blend the %d untuned members and grade them on the private test answers", len(u.Members)), r.acts.BlendAnswer,
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.host, "blend the %d untuned members and grade them on the private test answers", len(u.Members)), r.acts.BlendAnswer,
 		activities.BlendInput{Run: in.Run, Task: in.Task, Protocol: in.Protocol, Answer: *ans, Untuned: true}).Get(ctx, &test); err != nil {
 		return err
 	}
@@ -434,7 +434,7 @@ func (r *trainRun) untunedAnswer(ctx workflow.Context, ans *activities.FinalAnsw
 func (r *trainRun) selectAndRefit(ctx workflow.Context, ans *activities.FinalAnswer, scoredIDs []string, graded map[string]*activities.FinalGradeResult) error {
 	in := r.in
 	var ens activities.EnsembleResult
-	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.execute, "greedy ensemble selection over %d programs", len(scoredIDs)), r.acts.SelectEnsemble,
+	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.host, "greedy ensemble selection over %d programs", len(scoredIDs)), r.acts.SelectEnsemble,
 		activities.EnsembleInput{Run: in.Run, Task: in.Task, Folds: in.FinalFolds, SampleIDs: scoredIDs, Rounds: in.EnsembleRounds}).Get(ctx, &ens); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"mlerl/activities"
+	"mlerl/worker/queues"
 )
 
 func TestAddLeaderKeepsTheBestFirst(t *testing.T) {
@@ -76,6 +77,10 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	}
 	// The leader board holds training and evaluation programs, best (lowest) first.
 	board := f.candidates[0]
+	// Only as many programs are asked for (guarded and stored) as the answer may cross-validate.
+	if want := distinctTries * in.FinalCandidates; len(board) <= want || f.askedMax[0] != want {
+		t.Fatalf("asked for %d of a board of %d, want %d (distinctTries x candidates) of a longer board", f.askedMax[0], len(board), want)
+	}
 	var training, eval bool
 	for i, id := range board {
 		training = training || strings.HasPrefix(id, "it")
@@ -128,6 +133,28 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	}
 	if want := 3*2 + refits; a.SandboxSeconds != want {
 		t.Fatalf("sandbox seconds %v, want the cross-validations' 6 plus %v of refits", a.SandboxSeconds, refits)
+	}
+}
+
+// The execution hosts' steps that take no sandbox slot go to their own queue, so they never wait
+// behind programs running in the sandbox (instrumenting once waited 27 minutes there).
+func TestHostStepsHaveAQueueOfTheirOwn(t *testing.T) {
+	f := &fakeRun{}
+	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
+	in := input()
+	in.FinalCandidates, in.FinalFolds = 3, 4
+	env.ExecuteWorkflow(Train, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	for activity, want := range map[string]string{
+		"InstrumentPrograms": queues.ExecHost, "SelectEnsemble": queues.ExecHost, "BlendAnswer": queues.ExecHost,
+		"ExecuteProgram": queues.Exec, "CrossValidate": queues.Exec, "FinalGrade": queues.Exec,
+		"SamplePrograms": queues.GPU, "UpdatePolicy": queues.GPU,
+	} {
+		if got := f.queues[activity]; !slices.Equal(got, []string{want}) {
+			t.Errorf("%s ran on %v, want only %s", activity, got, want)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,7 @@ type fakeRun struct {
 	// The final answer's activities: the candidate lists asked for, the cross-validations run
 	// (and their timeout), the programs ensembled and the answer blended.
 	candidates [][]string
+	askedMax   []int    // CandidatesInput.Max of each candidates call
 	guarded    []string // the task of each candidates call that asked for guarded programs
 	crossVal   []string
 	cvTimeout  time.Duration
@@ -61,6 +63,8 @@ type fakeRun struct {
 	states      map[string]activities.RunState // SaveState's store
 	calls       int                            // activity executions
 	maxCalls    int                            // the most activity executions in one segment
+	// queues is the task queues each activity type was sent to.
+	queues map[string][]string
 	// noticeLost is, per activity type, the longest a dead worker's attempt could hold the run:
 	// the heartbeat timeout when there is one, else the start-to-close timeout.
 	noticeLost map[string]time.Duration
@@ -93,6 +97,12 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			f.noticeLost = map[string]time.Duration{}
 		}
 		f.noticeLost[info.ActivityType.Name] = max(f.noticeLost[info.ActivityType.Name], lost)
+		if f.queues == nil {
+			f.queues = map[string][]string{}
+		}
+		if q := f.queues[info.ActivityType.Name]; !slices.Contains(q, info.TaskQueue) {
+			f.queues[info.ActivityType.Name] = append(q, info.TaskQueue)
+		}
 	})
 	env.OnActivity(a.InitPolicy, mock.Anything, mock.Anything).Return(activities.InitPolicyResult{
 		Checkpoint: runstore.CheckpointKey(0), Task: model.Task{LowerIsBetter: true}}, nil)
@@ -161,6 +171,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env.OnActivity(a.CandidatePrograms, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.CandidatesInput) (activities.CandidatesResult, error) {
 			f.candidates = append(f.candidates, in.IDs)
+			f.askedMax = append(f.askedMax, in.Max)
 			if in.Guard {
 				f.guarded = append(f.guarded, in.Task)
 			}
