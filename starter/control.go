@@ -236,7 +236,7 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	tf.register(fs)
 	address := fs.String("temporal-address", "127.0.0.1:7233", "host:port of the Temporal frontend")
 	namespace := fs.String("namespace", "default", "Temporal namespace")
-	roles := fs.String("queues", "exec", "comma-separated roles: workflows, exec (sandbox executions), gpu (sampling and updates)")
+	roles := fs.String("queues", "exec", "comma-separated roles: workflows, exec (sandbox executions, and the host steps beside them: instrumenting, ensemble selection, blending), gpu (sampling and updates)")
 	slots := fs.Int("slots", 2, "sandbox slots (programs run at once) for the exec role")
 	runs := fs.String("runs", "runs", "where runs' artifacts live: a folder shared with the starter (e.g. over NFS), or the starter's s3://bucket/prefix (see `starter run -h`, --store)")
 	var sbf sandboxFlags

@@ -75,7 +75,8 @@ func Start(o Options) (*Workers, error) {
 			w.RegisterActivity(a.ExecuteProgram)
 			w.RegisterActivity(a.FinalGrade)
 			w.RegisterActivity(a.CrossValidate)
-			// Runs recorded before version 1 of host-steps-queue send these here.
+			// Workflow workers older than the host queue send these here: upgrading the exec
+			// workers first keeps every run served.
 			w.RegisterActivity(a.InstrumentPrograms)
 			w.RegisterActivity(a.SelectEnsemble)
 			w.RegisterActivity(a.BlendAnswer)

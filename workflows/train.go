@@ -109,8 +109,7 @@ type trainOptions struct {
 	gpu, instrument, execute, host, local workflow.ActivityOptions
 }
 
-// newTrainOptions sends the host steps (instrumenting among them) to hostQueue.
-func newTrainOptions(in TrainInput, hostQueue string) trainOptions {
+func newTrainOptions(in TrainInput) trainOptions {
 	infraRetry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrBadInput}}
 	// Sampling, updates, the buffer, state and the report heartbeat while they work: a dead
@@ -126,13 +125,16 @@ func newTrainOptions(in TrainInput, hostQueue string) trainOptions {
 		HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
-	// Host steps are bounded and retried as executions are; only their queue differs.
+	// Host steps are bounded and retried as executions are, on a queue of their own: on the
+	// sandbox queue they waited behind other runs' executions (instrumenting once for 27
+	// minutes, insultsbudget2). Replay does not compare an activity's task queue, so recorded
+	// histories replay alike.
 	host := execute
-	host.TaskQueue = hostQueue
+	host.TaskQueue = queues.ExecHost
 	return trainOptions{
 		gpu: workflow.ActivityOptions{TaskQueue: queues.GPU, StartToCloseTimeout: 30 * time.Minute,
 			HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry},
-		instrument: workflow.ActivityOptions{TaskQueue: hostQueue, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry},
+		instrument: workflow.ActivityOptions{TaskQueue: queues.ExecHost, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry},
 		execute:    execute,
 		host:       host,
 		local: workflow.ActivityOptions{TaskQueue: queues.Workflows, StartToCloseTimeout: 5 * time.Minute,
@@ -169,14 +171,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	if err := in.Validate(); err != nil {
 		return TrainResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrBadInput, nil)
 	}
-	// Version 1: the host steps have a queue of their own; on the sandbox queue they waited
-	// behind other runs' executions (instrumenting once for 27 minutes, insultsbudget2). The task
-	// queue is part of the recorded command, so older histories keep the sandbox queue.
-	hostQueue := queues.Exec
-	if workflow.GetVersion(ctx, "host-steps-queue", workflow.DefaultVersion, 1) >= 1 {
-		hostQueue = queues.ExecHost
-	}
-	r := &trainRun{in: in, opts: newTrainOptions(in, hostQueue), logger: workflow.GetLogger(ctx)}
+	r := &trainRun{in: in, opts: newTrainOptions(in), logger: workflow.GetLogger(ctx)}
 	// A matched arm that stopped only at an iteration boundary overshot its budget by a whole
 	// iteration, heavy-tailed with several reward folds (1.23x in experiment leafdefaults).
 	// Version 2: the drain before a continue-as-new counted every program in flight, which
