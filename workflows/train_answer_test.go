@@ -61,8 +61,9 @@ func spread(id string) *float64 {
 	return &v
 }
 
-func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
-	f := &fakeRun{}
+// runWithAnswer runs a short training whose answer has 3 candidates on 4 folds.
+func runWithAnswer(t *testing.T, f *fakeRun) (TrainInput, TrainResult) {
+	t.Helper()
 	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
 	in := input()
 	in.FinalCandidates, in.FinalFolds = 3, 4
@@ -72,6 +73,12 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	}
 	var res TrainResult
 	env.GetWorkflowResult(&res)
+	return in, res
+}
+
+func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
+	f := &fakeRun{}
+	in, res := runWithAnswer(t, f)
 	if len(f.candidates) != 1 {
 		t.Fatalf("candidates asked for %d times, want once", len(f.candidates))
 	}
@@ -140,13 +147,7 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 // behind programs running in the sandbox (instrumenting once waited 27 minutes there).
 func TestHostStepsHaveAQueueOfTheirOwn(t *testing.T) {
 	f := &fakeRun{}
-	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
-	in := input()
-	in.FinalCandidates, in.FinalFolds = 3, 4
-	env.ExecuteWorkflow(Train, in)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runWithAnswer(t, f)
 	for activity, want := range map[string]string{
 		"InstrumentPrograms": queues.ExecHost, "SelectEnsemble": queues.ExecHost, "BlendAnswer": queues.ExecHost,
 		"ExecuteProgram": queues.Exec, "CrossValidate": queues.Exec, "FinalGrade": queues.Exec,
