@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"mlerl/model/ppo"
 )
 
@@ -183,5 +185,62 @@ func TestPresetFilesAreChecked(t *testing.T) {
 	}
 	if _, err := LoadPreset("papr"); err == nil || !strings.Contains(err.Error(), "not a built-in preset (paper)") {
 		t.Errorf("unknown preset: %v", err)
+	}
+}
+
+// A task's measured settings are checked like a preset's run section when its spec is read, and
+// laid over exactly the keys they name.
+func TestMeasuredSettings(t *testing.T) {
+	type spec struct {
+		Run Measured `yaml:"run"`
+	}
+	for _, c := range []struct {
+		name, yaml string
+		want       func(*Settings) // the edit over the defaults; nil: an error is wanted
+		err        string
+	}{
+		{"absent", "other: 1\n", func(*Settings) {}, ""},
+		{"one key", "run:\n  final_tune_budget: 8\n", func(s *Settings) { s.FinalTuneBudget = 8 }, ""},
+		{"several", "run:\n  iterations: 20\n  eval_samples: 16\n  final_folds: 10\n",
+			func(s *Settings) { s.Iterations, s.EvalSamples, s.FinalFolds = 20, 16, 10 }, ""},
+		{"typo", "run:\n  final_tune_budjet: 8\n", nil, "run.final_tune_budjet (line 2): not a run setting"},
+		{"not a setting", "run:\n  slots: 4\n", nil, "run.slots (line 2): not a run setting"},
+		{"not a number", "run:\n  iterations: many\n", nil, "line 2: cannot unmarshal"},
+		{"a section of a preset", "run:\n  policy:\n    top_p: 0.9\n", nil, "run.policy (line 2): not a run setting"},
+		{"bad value", "run:\n  final_tune_budget: -1\n", nil, "--final-tune-budget must be positive"},
+		{"seed", "run:\n  seed: 7\n", nil, "must not fix the seed"},
+		{"not a mapping", "run: [final_tune_budget]\n", nil, "run (line 1): must be a mapping"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got spec
+			err := yaml.Unmarshal([]byte(c.yaml), &got)
+			if c.want == nil {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("got %v, want an error with %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Defaults()
+			c.want(&want)
+			if s := got.Run.Over(Defaults()); s != want {
+				t.Fatalf("over the defaults: %+v, want %+v", s, want)
+			}
+		})
+	}
+	var one spec
+	if err := yaml.Unmarshal([]byte("run:\n  iterations: 20\n  final_tune_budget: 1\n"), &one); err != nil {
+		t.Fatal(err)
+	}
+	if got := one.Run.String(); got != "iterations=20 final_tune_budget=1" {
+		t.Errorf("String() = %q", got)
+	}
+	// Over lays only the named keys: a setting changed below them stays.
+	base := Defaults()
+	base.Batch = 3
+	if s := one.Run.Over(base); s.Batch != 3 || s.Iterations != 20 {
+		t.Errorf("Over changed an unnamed setting or missed a named one: %+v", s)
 	}
 }

@@ -50,8 +50,16 @@ func TestDefaultsAndTheLLMPolicy(t *testing.T) {
 	plan := func(args ...string) settings.Settings { return planned(args...).Settings }
 	want := settings.Defaults()
 	want.RewardFolds = 3
+	want.FinalTuneBudget = 8 // leaf's measured setting (its spec's run: section)
 	if d := plan(); d != want || d.RedrawRepeats == 0 {
-		t.Fatalf("a run without flags: %+v, want the defaults (with redraws, three reward folds)", d)
+		t.Fatalf("a run without flags: %+v, want the defaults (with redraws, three reward folds) and leaf's measured tuning budget", d)
+	}
+	// Flags win over the task's measured settings; a preset replaces them.
+	if d := plan("--final-tune-budget", "3"); d.FinalTuneBudget != 3 {
+		t.Errorf("--final-tune-budget 3 gave %v", d.FinalTuneBudget)
+	}
+	if d := plan("--preset", "paper", "--final-tune", "1"); d.FinalTuneBudget != settings.Defaults().FinalTuneBudget {
+		t.Errorf("the paper preset kept leaf's measured tuning budget: %v", d.FinalTuneBudget)
 	}
 	one := planned("--reward-folds", "1").ExecTimeout
 	for _, c := range []struct {

@@ -108,6 +108,8 @@ type runPlan struct {
 	runDir  string
 	info    runInfo
 	sandbox string
+	// measured is the task's measured settings laid over the defaults ("": none, or a preset)
+	measured string
 }
 
 // planRun parses and checks run's flags, the task and its data, and builds the run's run.json.
@@ -127,24 +129,33 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	f.sandbox.register(fs)
 	f.instrumenter.register(fs)
 	f.policy.register(fs)
-	fs.StringVar(&f.preset, "preset", "", "settings from a preset: a built-in name ("+strings.Join(settings.PresetNames(), ", ")+") or a YAML file like settings/presets/paper.yaml; flags given here win")
+	fs.StringVar(&f.preset, "preset", "", "settings from a preset, instead of the task's measured settings (its spec's run: section): a built-in name ("+strings.Join(settings.PresetNames(), ", ")+") or a YAML file like settings/presets/paper.yaml; flags given here win")
 	f.tls.register(fs)
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
+	spec, err := f.spec()
+	if err != nil {
+		return nil, err
+	}
+	// The settings, in layers: the defaults, then the task's measured settings (its spec's
+	// run: section) or a preset, then the flags given.
 	f.Settings = given
 	llmMaxTokens := 0
+	measured := ""
 	if f.preset != "" {
 		pre, err := settings.LoadPreset(f.preset)
 		if err != nil {
 			return nil, err
 		}
 		f.Settings, llmMaxTokens = pre.Settings, pre.LLMMaxTokens
-		if err := f.Settings.ApplyFlags(fs); err != nil {
-			return nil, err
-		}
+	} else {
+		f.Settings, measured = spec.Run.Over(settings.Defaults()), spec.Run.String()
+	}
+	if err := f.Settings.ApplyFlags(fs); err != nil {
+		return nil, err
 	}
 	f.Instrumenter = f.instrumenter.perRun()
 	// Redraws are a default of the network policy, whose programs are code actions; an llm
@@ -156,10 +167,6 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 		return nil, err
 	}
 	if err := f.policy.check(f.Backend, f.PPO.LearningRate); err != nil {
-		return nil, err
-	}
-	spec, err := f.spec()
-	if err != nil {
 		return nil, err
 	}
 	f.Settings = f.Settings.ForTask(spec.Validation.FoldCount())
@@ -215,7 +222,7 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 			ExecTimeout:      time.Duration(f.RewardFolds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(),
 			LLM: llmSampling(f.Backend, f.policy, f.Policy, llmMaxTokens)}}
-	return &runPlan{f: f, runDir: runDir, info: info, sandbox: sb.Name()}, nil
+	return &runPlan{f: f, runDir: runDir, info: info, sandbox: sb.Name(), measured: measured}, nil
 }
 
 func runCommand(ctx context.Context, args []string, out io.Writer) error {
@@ -238,6 +245,9 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\nrun directory: %s\n",
 		info.Input.Run, info.Task, f.Iterations, f.Batch, f.Oversample, f.slots, f.Protocol, plan.sandbox, runDir)
+	if plan.measured != "" {
+		fmt.Fprintf(out, "task %s's measured settings over the defaults (its spec's run: section; flags given win): %s\n", info.Task, plan.measured)
+	}
 	if f.detach {
 		return detach(runDir, out)
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"mlerl/settings"
 )
 
 //go:embed specs/*.yaml
@@ -38,6 +40,9 @@ type Spec struct {
 	Limits        Limits     `yaml:"limits"`
 	Prompt        Prompt     `yaml:"prompt"`
 	Inputs        Inputs     `yaml:"inputs"`
+	// Run holds the run settings measured best on this task where they differ from the
+	// platform's defaults (benchmarks/RESULTS.md names the experiments); optional.
+	Run settings.Measured `yaml:"run"`
 }
 
 // Inputs names what programs read besides the id and the targets, for the code-action

@@ -39,6 +39,8 @@ func TestBadSpecsNameTheField(t *testing.T) {
 		{"folds that do not fit", "folds: 3 ", "folds: 11 ", "field validation.folds"},
 		{"negative folds", "folds: 3 ", "folds: -1 ", "field validation.folds"},
 		{"zero limit", "wall_seconds: 300", "wall_seconds: 0", "field limits"},
+		{"a measured setting that is not one", "final_tune_budget: 8", "final_tune_budgett: 8", "run.final_tune_budgett (line 45): not a run setting"},
+		{"a measured setting out of range", "final_tune_budget: 8", "final_tune_budget: 0", "run: --final-tune-budget must be positive"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
