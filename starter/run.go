@@ -117,7 +117,8 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	var f runFlags
 	fs := newFlagSet("run")
 	f.register(fs)
-	// The flags fill their own copy: a preset goes under them (ApplyFlags reads what was given).
+	// The flags fill their own copy: the task's measured settings or a preset go under them
+	// (ApplyFlags reads what was given).
 	given := settings.Defaults()
 	given.Register(fs)
 	fs.IntVar(&f.slots, "slots", 2, "sandbox slots of the embedded worker (programs run at once)")
@@ -142,7 +143,6 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	}
 	// The settings, in layers: the defaults, then the task's measured settings (its spec's
 	// run: section) or a preset, then the flags given.
-	f.Settings = given
 	llmMaxTokens := 0
 	measured := ""
 	if f.preset != "" {
