@@ -21,6 +21,10 @@ type Ledger struct {
 	// Sandbox is what ran the programs, e.g. "bubblewrap"; Machine a line about the host.
 	Sandbox string `json:"sandbox,omitempty"`
 	Machine string `json:"machine,omitempty"`
+	// TaskSettings are, by task, the measured settings of its spec's run: section that its
+	// cells ran with under their flags ("iterations=20 final_folds=10"): a spec's flags alone
+	// do not say what a cell ran.
+	TaskSettings map[string]string `json:"task_settings,omitempty"`
 }
 
 // CellRecord is one cell's state and, once done, its results.

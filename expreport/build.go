@@ -31,8 +31,9 @@ const Protocol = "Every arm's best training program (the best by validation scor
 type Report struct {
 	Spec             experiment.Spec
 	Sandbox, Machine string
-	Tasks            []string // the spec's tasks, then any only the ledger names
-	Arms             []string // likewise for arms
+	TaskSettings     map[string]string // by task: its spec's measured settings, under the flags
+	Tasks            []string          // the spec's tasks, then any only the ledger names
+	Arms             []string          // likewise for arms
 	Seeds            []uint64
 	NoData           []string       // tasks whose every cell is no-data
 	Status           map[string]int // cells by status
@@ -119,7 +120,7 @@ func Build(led experiment.Ledger, metrics map[string][]activities.IterationMetri
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Spec: led.Spec, Sandbox: led.Sandbox, Machine: led.Machine, Tasks: ix.tasks, Arms: ix.arms,
+	r := &Report{Spec: led.Spec, Sandbox: led.Sandbox, Machine: led.Machine, TaskSettings: led.TaskSettings, Tasks: ix.tasks, Arms: ix.arms,
 		Seeds: ix.seeds, Status: map[string]int{}}
 	for _, t := range ix.tasks {
 		if !ix.hasData(t) {

@@ -75,7 +75,8 @@ func graded(task string, v *float64, medal string) *experiment.Graded {
 // fixtureLedger records every cell of spec: spooky's are no-data, leaf's static-matched seed
 // 2 failed, the rest are done with the scores above.
 func fixtureLedger(spec experiment.Spec) experiment.Ledger {
-	led := experiment.Ledger{Spec: spec, Sandbox: "bubblewrap", Machine: "test machine"}
+	led := experiment.Ledger{Spec: spec, Sandbox: "bubblewrap", Machine: "test machine",
+		TaskSettings: map[string]string{leaf: "final_tune_budget=8"}}
 	for _, c := range spec.Cells() {
 		rec := experiment.CellRecord{Cell: c, Status: experiment.StatusDone}
 		i := int(c.Seed - 1)

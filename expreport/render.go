@@ -110,6 +110,13 @@ func (r *Report) headerItems() []headerItem {
 		{"Seeds", strings.Join(seeds, ", "), false},
 		{"Budget (flags of every cell)", strings.Join(s.Flags, " "), true},
 	}
+	if len(r.TaskSettings) > 0 {
+		var ts []string
+		for _, task := range sortedKeys(r.TaskSettings) {
+			ts = append(ts, task+": "+r.TaskSettings[task])
+		}
+		items = append(items, headerItem{"Task settings (each task spec's run: section, under the flags)", strings.Join(ts, "; "), false})
+	}
 	if s.PassRule.Arm != "" {
 		items = append(items, headerItem{"Pass rule (fixed before the runs)", ruleText(s.PassRule, len(r.Seeds)), false})
 	}
@@ -263,7 +270,7 @@ func (r *Report) HTML(pngs map[string][]byte) string {
 	return b.String()
 }
 
-func sortedKeys(m map[string]int) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

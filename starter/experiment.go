@@ -155,6 +155,12 @@ func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 		default:
 			input = plan.info.Input
 			input.SearchAttributes = true // the embedded server registers them
+			if plan.measured != "" {
+				if in.Ledger.TaskSettings == nil {
+					in.Ledger.TaskSettings = map[string]string{}
+				}
+				in.Ledger.TaskSettings[c.Task] = plan.measured
+			}
 			if ref == nil {
 				ref = plan
 			}

@@ -146,6 +146,10 @@ pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}
 	if done != 4 || noData != 2 {
 		t.Fatalf("%d cells done and %d without data, want 4 and 2\n%s", done, noData, out)
 	}
+	// leaf's spec lays its measured tuning budget under the cells' flags; the ledger says so
+	if got := l.TaskSettings["leaf-classification"]; got != "final_tune_budget=8" {
+		t.Errorf("the ledger's task settings for leaf: %q (all: %v), want its spec's run: section", got, l.TaskSettings)
+	}
 	for run, b := range before {
 		if a := stampOf(run); a != b {
 			t.Errorf("cell %s, done before the kill, was run again: %d samples and report at %v, then %d and %v", run, b.samples, b.report, a.samples, a.report)
