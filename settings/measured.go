@@ -16,7 +16,6 @@ import (
 // the command line win over both.
 type Measured struct {
 	node *yaml.Node // the section; nil: none
-	keys []string   // its keys, in the spec's order
 }
 
 // UnmarshalYAML checks the section the way a preset's is checked: known keys, values the
@@ -27,7 +26,6 @@ func (m *Measured) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("run (line %d): must be a mapping of run settings, as in a preset's run: section (settings/presets/paper.yaml), e.g. final_tune_budget: 8", n.Line)
 	}
 	known := runKeys()
-	var keys []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		switch {
@@ -36,7 +34,6 @@ func (m *Measured) UnmarshalYAML(n *yaml.Node) error {
 		case !known[k.Value]:
 			return fmt.Errorf("run.%s (line %d): not a run setting; the keys are a preset's run: section's (settings/presets/paper.yaml)", k.Value, k.Line)
 		}
-		keys = append(keys, k.Value)
 	}
 	s := Defaults()
 	if err := n.Decode(&s); err != nil {
@@ -45,7 +42,7 @@ func (m *Measured) UnmarshalYAML(n *yaml.Node) error {
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	m.node, m.keys = n, keys
+	m.node = n
 	return nil
 }
 
@@ -60,9 +57,6 @@ func runKeys() map[string]bool {
 	}
 	return keys
 }
-
-// Keys lists the settings the section sets.
-func (m Measured) Keys() []string { return m.keys }
 
 // Over returns s with the section's settings laid over it.
 func (m Measured) Over(s Settings) Settings {
