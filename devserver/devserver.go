@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -68,14 +69,30 @@ func FindCLI() (string, error) {
 	return "", errors.New("the Temporal CLI is not installed: run `go tool task setup` (it runs `GOBIN=$PWD/bin go install github.com/temporalio/cli/cmd/temporal@v1.5.1`), or give --temporal-address of an existing cluster")
 }
 
-// FreePort asks the kernel for an unused loopback port.
+// FreePort asks the kernel for an unused loopback port and keeps the kernel from handing it
+// out again for a while: a port merely bound and closed goes back to the ephemeral pool at
+// once, where the next outgoing connection of any process may take it before the server binds
+// it. A connection to it that the listening side closes first leaves the port in TIME_WAIT
+// (60 s on Linux), during which bind(:0) and connect skip it, while a server binding it by
+// number (Go sets SO_REUSEADDR) still can.
 func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	addr := l.Addr().(*net.TCPAddr)
+	client, err := net.DialTCP("tcp", nil, addr)
+	if err != nil {
+		return 0, fmt.Errorf("reserving port %d: %w", addr.Port, err)
+	}
+	defer client.Close()
+	server, err := l.Accept()
+	if err != nil {
+		return 0, fmt.Errorf("reserving port %d: %w", addr.Port, err)
+	}
+	server.Close() // the listening side first: TIME_WAIT is on its port
+	return addr.Port, nil
 }
 
 // busyWait is how long Start waits for another server to release the SQLite file.
@@ -83,6 +100,9 @@ var busyWait = 60 * time.Second
 
 // errBusy: the server exited at start-up because another process holds its SQLite file.
 var errBusy = errors.New("SQLite file busy")
+
+// errStartup: the server exited at start-up for another reason.
+var errStartup = errors.New("the Temporal dev server exited during start-up")
 
 // Start launches the dev server and waits until it answers. If another server still holds the
 // SQLite file (a killed starter's server shutting down: Pdeathsig sends it SIGTERM, and it may
@@ -100,10 +120,19 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	startupFailures := 0
 	for {
 		s, err := start(ctx, o, lock)
 		if err == nil {
 			return s, nil
+		}
+		// A server that died starting on ports picked here met a port some other process took
+		// first (the CLI picks several more itself): fresh ports cure that. A fixed port, or a
+		// third failure, is not a race.
+		if errors.Is(err, errStartup) && o.Port == 0 && o.UIPort == 0 && startupFailures < 2 {
+			startupFailures++
+			slog.Warn("the Temporal dev server failed to start; trying again on other ports", "error", err)
+			continue
 		}
 		if !errors.Is(err, errBusy) {
 			lock.Close()
@@ -215,6 +244,7 @@ func start(ctx context.Context, o Options, lock *os.File) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	logStart, _ := logf.Seek(0, io.SeekEnd) // this attempt's output starts here
 	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(o.Port),
 		"--ui-port", strconv.Itoa(o.UIPort), "--db-filename", o.DBFile, "--log-level", "warn"}
 	names := make([]string, 0, len(o.SearchAttributes))
@@ -245,11 +275,11 @@ func start(ctx context.Context, o Options, lock *os.File) (*Server, error) {
 	for {
 		select {
 		case err := <-s.exited:
-			t := tail(o.LogFile)
-			if strings.Contains(t, "SQLITE_BUSY") {
+			out := outputSince(o.LogFile, logStart)
+			if strings.Contains(out, "SQLITE_BUSY") {
 				return nil, fmt.Errorf("the Temporal dev server exited during start-up (%v): %w", err, errBusy)
 			}
-			return nil, fmt.Errorf("the Temporal dev server exited during start-up (%v): %s", err, t)
+			return nil, fmt.Errorf("%w (%v; ports %d and %d; its log: %s): %s", errStartup, err, o.Port, o.UIPort, o.LogFile, startupCause(out))
 		case <-ctx.Done():
 			s.Stop()
 			return nil, ctx.Err()
@@ -288,6 +318,34 @@ func (s *Server) Stop() {
 // WorkflowURL is the Web UI page of a workflow in the default namespace.
 func (s *Server) WorkflowURL(workflowID string) string {
 	return s.UIURL + "/namespaces/default/workflows/" + workflowID
+}
+
+// outputSince is what the server wrote to file after offset.
+func outputSince(file string, offset int64) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "(no server log)"
+	}
+	if offset > int64(len(b)) {
+		offset = 0
+	}
+	return string(b[offset:])
+}
+
+// startupCause picks from a failed start's output the lines that say why: a Go panic's message
+// comes first and its stack after, so the last lines alone (what a log tail shows) name only
+// goroutines; the first panic or error line with the two after it, else the last lines.
+func startupCause(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "Error:") {
+			return strings.Join(lines[i:min(i+3, len(lines))], "\n")
+		}
+	}
+	if len(lines) > 8 {
+		lines = lines[len(lines)-8:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func tail(file string) string {

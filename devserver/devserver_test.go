@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -68,13 +69,88 @@ func TestDevServerKeepsStateAcrossRestart(t *testing.T) {
 	}
 }
 
+// A CLI that always dies at start-up is tried three times on fresh ports, then fails with
+// its own words.
 func TestStartFailsClearlyWithABrokenCLI(t *testing.T) {
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "temporal")
-	os.WriteFile(fake, []byte("#!/bin/sh\necho 'no server here' >&2\nexit 3\n"), 0o755)
+	os.WriteFile(fake, []byte("#!/bin/sh\necho started >> \"$0.count\"\necho 'no server here' >&2\nexit 3\n"), 0o755)
 	_, err := Start(context.Background(), Options{CLI: fake, DBFile: filepath.Join(dir, "db"), LogFile: filepath.Join(dir, "log")})
 	if err == nil || !strings.Contains(err.Error(), "no server here") {
 		t.Fatalf("want the server's own words in the error, got %v", err)
+	}
+	if b, _ := os.ReadFile(fake + ".count"); strings.Count(string(b), "started") != 3 {
+		t.Fatalf("a server failing at start-up must be tried 3 times, was %d", strings.Count(string(b), "started"))
+	}
+	// A port the caller fixed is not a race: one try.
+	os.Remove(fake + ".count")
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	Start(context.Background(), Options{CLI: fake, DBFile: filepath.Join(dir, "db"), LogFile: filepath.Join(dir, "log"), Port: port, UIPort: port + 1})
+	if b, _ := os.ReadFile(fake + ".count"); strings.Count(string(b), "started") != 1 {
+		t.Fatalf("with fixed ports, want 1 try, got %d", strings.Count(string(b), "started"))
+	}
+}
+
+// A server that dies starting (seen in CI: a Go panic, exit status 2, on a restart of a
+// finished run's state) is started again on other ports, and the run goes on.
+func TestStartRetriesAServerThatDiedStarting(t *testing.T) {
+	cli := testenv.TemporalCLI(t)
+	dir := t.TempDir()
+	flaky := filepath.Join(dir, "temporal")
+	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e \"$0.failed\" ]; then touch \"$0.failed\"; echo 'panic: listen tcp 127.0.0.1:1: bind: address already in use'; echo; echo 'goroutine 1 [running]:'; exit 2; fi\nexec %q \"$@\"\n", cli)
+	os.WriteFile(flaky, []byte(script), 0o755)
+	srv, err := Start(context.Background(), Options{CLI: flaky, DBFile: filepath.Join(dir, "temporal.db"), LogFile: filepath.Join(dir, "temporal.log")})
+	if err != nil {
+		t.Fatalf("a server that died once at start-up must be started again: %v", err)
+	}
+	srv.Stop()
+	if _, err := os.Stat(flaky + ".failed"); err != nil {
+		t.Fatal("the first start never failed: this test no longer exercises the retry")
+	}
+}
+
+// FreePort leaves its port in TIME_WAIT, so no outgoing connection or bind(:0) takes it before
+// the server binds it by number, which still works.
+func TestFreePortIsReserved(t *testing.T) {
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := fmt.Sprintf("0100007F:%04X", port)
+	var timeWait bool
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && f[1] == local && f[3] == "06" {
+			timeWait = true
+		}
+	}
+	if !timeWait {
+		t.Fatalf("port %d is not in TIME_WAIT:\n%s", port, b)
+	}
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatalf("a server must still bind the reserved port: %v", err)
+	}
+	l.Close()
+}
+
+func TestStartupCause(t *testing.T) {
+	for _, c := range []struct{ name, out, want, not string }{
+		{"a panic's message, not its stack", "CLI 1.5\npanic: listen tcp: bind: address already in use\n\ngoroutine 1 [running]:\nmain.main()\n" + strings.Repeat("\tframe\n", 20),
+			"panic: listen tcp: bind: address already in use", "frame"},
+		{"the CLI's error line", "Error: can't set UI port 5: address already in use\n", "can't set UI port 5", ""},
+		{"else the last lines", strings.Repeat("noise\n", 20) + "the end\n", "the end", ""},
+	} {
+		got := startupCause(c.out)
+		if !strings.Contains(got, c.want) || (c.not != "" && strings.Contains(got, c.not)) {
+			t.Errorf("%s: got %q, want it to hold %q and not %q", c.name, got, c.want, c.not)
+		}
 	}
 }
 
