@@ -128,7 +128,7 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4", "--final-candidates", "2", "--final-folds", "2", "--final-tune", "0",
+		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "2", "--final-candidates", "2", "--final-folds", "2", "--final-tune", "0",
 			"--continue-every", "2", "--eval-samples", "1", "--worker-roles", "workflows", "--protocol", "paper",
 			"--store", storeURI, "--temporal-address", srv.FrontendHostPort(), "--data-dir", dataDir, "--out", runDir}, out)
 	}()
@@ -153,8 +153,8 @@ func TestKilledWorkerLosesNoSample(t *testing.T) {
 		t.Fatalf("%d iterations recorded, want 3\n%s", len(ms), out.String())
 	}
 	for _, m := range ms {
-		if len(m.Used) != 4 {
-			t.Errorf("iteration %d used %d samples, want B=4", m.Iteration, len(m.Used))
+		if len(m.Used) != 2 {
+			t.Errorf("iteration %d used %d samples, want B=2", m.Iteration, len(m.Used))
 		}
 	}
 	for _, key := range []string{runstore.SegmentKey(0), runstore.ReportKey, runstore.CheckpointKey(3)} {
@@ -179,7 +179,7 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "4", "--final-candidates", "2", "--final-folds", "2", "--final-tune", "0",
+		done <- runCommand(ctx, []string{"--task", "leaf-classification", "--iterations", "3", "--batch", "2", "--final-candidates", "2", "--final-folds", "2", "--final-tune", "0",
 			"--reward-folds", "1", "--eval-samples", "1", "--data-dir", dataDir, "--out", runDir}, out)
 	}()
 	waitFor(t, "the first iteration", 3*time.Minute, func() bool {
