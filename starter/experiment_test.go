@@ -18,8 +18,8 @@ import (
 )
 
 // A real small experiment end to end on the embedded stack: a task with data and one without
-// x 2 arms x 1 seed, 2 iterations each (a second task with data cost this test 3 of its 6
-// minutes and checked nothing the first does not). The starter is killed (SIGKILL, with its embedded
+// x 2 arms x 1 seed, 2 iterations each (a second task with data doubled the cells to run and
+// checked nothing the first does not). The starter is killed (SIGKILL, with its embedded
 // server) once the first cell is done; `experiment resume` finishes the grid without rerunning
 // the finished cell, the task without data is reported as such, and the report is written.
 func TestExperimentRunsKillAndResume(t *testing.T) {
