@@ -88,7 +88,9 @@ func TestStartFailsClearlyWithABrokenCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	Start(context.Background(), Options{CLI: fake, DBFile: filepath.Join(dir, "db"), LogFile: filepath.Join(dir, "log"), Port: port, UIPort: port + 1})
+	if _, err := Start(context.Background(), Options{CLI: fake, DBFile: filepath.Join(dir, "db"), LogFile: filepath.Join(dir, "log"), Port: port, UIPort: port + 1}); err == nil {
+		t.Fatal("a CLI that never starts cannot start on fixed ports either")
+	}
 	if b, _ := os.ReadFile(fake + ".count"); strings.Count(string(b), "started") != 1 {
 		t.Fatalf("with fixed ports, want 1 try, got %d", strings.Count(string(b), "started"))
 	}
