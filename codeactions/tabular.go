@@ -349,12 +349,4 @@ func renderTabularClassification(c Choice, schema Schema) Program {
 // holdoutSplit writes holdout_split(y): the rows of a stratified 20% hold-out. A class too rare
 // to split (Kaggle's dec-2021 train has one row of cover type 5) stays in training instead of
 // making train_test_split refuse to stratify; otherwise the split is train_test_split's own.
-func holdoutSplit(b *code) {
-	b.w("def holdout_split(y):")
-	b.w("    y = np.asarray(y)")
-	b.w("    values, counts = np.unique(y, return_counts=True)")
-	b.w("    common = np.isin(y, values[counts >= 2])")
-	b.w("    rows_tr, rows_val = model_selection.train_test_split(np.flatnonzero(common), test_size=0.2, random_state=0, stratify=y[common])")
-	b.w("    return np.concatenate([rows_tr, np.flatnonzero(~common)]), rows_val")
-	b.w("")
-}
+func holdoutSplit(b *code) { b.WriteString(snippet("holdout_split", nil)) }
