@@ -25,6 +25,7 @@ import (
 	"mlerl/artifacts"
 	"mlerl/artifacts/runstore"
 	"mlerl/devserver"
+	"mlerl/grading"
 	"mlerl/settings"
 	"mlerl/tasks"
 	"mlerl/worker"
@@ -471,10 +472,14 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			fmt.Fprint(out, result.Report.Table)
 			if result.Final != nil {
 				r := result.Final.Report
-				fmt.Fprintf(out, "graded on the private test answers: valid %v, gold %v, silver %v, bronze %v, above median %v\n",
-					r.ValidSubmission, r.GoldMedal, r.SilverMedal, r.BronzeMedal, r.AboveMedian)
+				fmt.Fprintf(out, "the policy's best-of-K program %s, graded on the private test answers: valid %v, gold %v, silver %v, bronze %v, above median %v\n",
+					result.Final.SampleID, r.ValidSubmission, r.GoldMedal, r.SilverMedal, r.BronzeMedal, r.AboveMedian)
 			} else {
 				fmt.Fprintln(out, "no evaluated program wrote a valid submission, so nothing was graded on the test answers (try more --iterations or --eval-samples)")
+			}
+			// The run's product is its final answer, so it closes the output.
+			if line := answerLine(result.Answer); line != "" {
+				fmt.Fprintln(out, line)
 			}
 			if result.Stopped {
 				fmt.Fprintln(out, "(stopped early by `starter stop`)")
@@ -487,6 +492,52 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			return fmt.Errorf("interrupted: the run's state is kept in %s; continue it with `starter resume %s`", runDir, runDir)
 		}
 	}
+}
+
+// answerLine is the closing line about the run's final answer: what it is, its
+// cross-validated score and its grade on the private test answers; "" when the run made none.
+func answerLine(a *activities.FinalAnswer) string {
+	if a == nil {
+		return ""
+	}
+	if a.Test == nil {
+		if a.Note != "" {
+			return "final answer: none (" + a.Note + ")"
+		}
+		return ""
+	}
+	what := fmt.Sprintf("blend of %d programs", len(a.Members))
+	if len(a.Members) == 1 {
+		what = "one program"
+	}
+	cv := ""
+	if a.CVScore != nil {
+		cv = fmt.Sprintf(", out-of-fold %.5f", *a.CVScore)
+	}
+	r := a.Test.Report
+	if !r.ValidSubmission || r.Score == nil {
+		reason := a.Test.Reason
+		if reason == "" {
+			reason = "no valid submission"
+		}
+		return fmt.Sprintf("final answer (%s%s), graded on the private test answers: invalid (%s)", what, cv, reason)
+	}
+	return fmt.Sprintf("final answer (%s%s), graded on the private test answers: %.5f, %s", what, cv, *r.Score, medalWords(r))
+}
+
+// medalWords names the best medal a grade report reaches, or none.
+func medalWords(r grading.Report) string {
+	switch {
+	case r.GoldMedal:
+		return "gold medal"
+	case r.SilverMedal:
+		return "silver medal"
+	case r.BronzeMedal:
+		return "bronze medal"
+	case r.AboveMedian:
+		return "no medal, above the median"
+	}
+	return "no medal, not above the median"
 }
 
 func iterationLine(m activities.IterationMetrics, total int) string {

@@ -50,7 +50,8 @@ func TestRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run failed: %v", err)
 	}
-	for _, want := range []string{"iteration 1/2", "iteration 2/2", "Qwen2.5-3B RL", "report: "} {
+	// "final answer": the run closes on its product, the answer, with its test grade or why none.
+	for _, want := range []string{"iteration 1/2", "iteration 2/2", "Qwen2.5-3B RL", "final answer", "report: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the run's output lacks %q", want)
 		}
