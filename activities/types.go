@@ -262,6 +262,8 @@ type RunState struct {
 	LeftOutSandboxSeconds float64 `json:"left_out_sandbox_seconds,omitempty"`
 	// StartedAt is when training began (workflow time), for wall-time curves.
 	StartedAt time.Time `json:"started_at"`
+	// PausedS is the time the run spent paused, which its time budget does not count.
+	PausedS float64 `json:"paused_s,omitempty"`
 	// Leaders are the best valid programs so far, best first: the final answer's candidates.
 	Leaders []Leader `json:"leaders,omitempty"`
 }

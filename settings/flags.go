@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Register binds every setting that has a flag to fs, with s's current values as the
@@ -13,6 +14,7 @@ func (s *Settings) Register(fs *flag.FlagSet) {
 	fs.IntVar(&s.Batch, "batch", s.Batch, "B: completed executions per update")
 	fs.IntVar(&s.Oversample, "oversample", s.Oversample, "m: m*B executions are kept in flight")
 	fs.Float64Var(&s.SandboxSeconds, "sandbox-seconds", s.SandboxSeconds, "also end training as soon as the finished training programs have used this many seconds of execution in all, mid-iteration if need be (--iterations is then a cap; 0: no such budget); matches a baseline to another run's sandbox time")
+	fs.Var(secondsValue{&s.TimeBudget}, "time-budget", "the whole run's wall-clock time (training, evaluation, final answer), e.g. 40m or 2h: training ends at the first iteration after 60% of it, and the final answer's tuning starts nothing that would end after it; --iterations and the answer's flags stay caps (0: no such budget)")
 	fs.IntVar(&s.EvalSamples, "eval-samples", s.EvalSamples, "K: final evaluation samples (scratch, then one improve each)")
 	fs.IntVar(&s.StalenessIterations, "staleness", s.StalenessIterations, "end executions sampled more than this many iterations ago, as timeouts with partial credit (0: never; the task's wall limit still applies). Cancelling slow programs biases the policy toward fast ones: see benchmarks/RESULTS.md")
 	fs.IntVar(&s.BufferCapacity, "buffer", s.BufferCapacity, "capacity of the self-improve buffer (half best, half recent)")
@@ -71,5 +73,28 @@ func (b negatedBool) Set(s string) error {
 		return fmt.Errorf("not a boolean: %q", s)
 	}
 	*b.p = !v
+	return nil
+}
+
+// secondsValue is a duration flag ("40m", "1h30m", or plain seconds) held as seconds.
+type secondsValue struct{ p *float64 }
+
+func (v secondsValue) String() string {
+	if v.p == nil || *v.p == 0 {
+		return "0"
+	}
+	return (time.Duration(*v.p * float64(time.Second))).String()
+}
+
+func (v secondsValue) Set(s string) error {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		*v.p = f
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("not a duration: %q (write it as 40m, 1h30m or a number of seconds)", s)
+	}
+	*v.p = d.Seconds()
 	return nil
 }

@@ -124,7 +124,21 @@ type Settings struct {
 	// leaf's winning transform and strength passes spent 0.6 to 1.0 times, and the model pass
 	// that comes first adds about two programs' cross-validation to every candidate tuned.
 	FinalTuneBudget float64 `json:"final_tune_budget,omitempty" yaml:"final_tune_budget"`
+	// TimeBudget, when positive, is the whole run's wall-clock time in seconds (training,
+	// evaluation and the final answer, on the worker's slots): training ends at the first
+	// iteration boundary after TrainShare of it, and the final answer's tuning starts no wave
+	// of variants that would end after it. Iterations and the answer's settings stay caps, so
+	// a run may end sooner.
+	TimeBudget float64 `json:"time_budget,omitempty" yaml:"time_budget"`
 }
+
+// TrainShare is the part of a TimeBudget training may use; evaluation and the final answer
+// (cross-validating the candidates, tuning, the ensemble's refits) get the rest.
+const TrainShare = 0.6
+
+// DefaultTimeBudget keeps the main job under an hour on this project's 2-core machines, setup
+// aside, whatever the task.
+const DefaultTimeBudget = 40 * 60.0
 
 // Defaults are the platform's best measured settings for the code-action network (the paper's
 // where they apply to a small network; benchmarks/RESULTS.md says where and why they differ):
@@ -139,7 +153,8 @@ func Defaults() Settings {
 	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: RewardFoldsAuto, Reward: reward.SchemePaper, Seed: 1,
 		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveBest, RedrawRepeats: 8, ContinueEvery: 10,
 		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: p,
-		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25, FinalTune: 3, FinalTuneBudget: 2}
+		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25, FinalTune: 3, FinalTuneBudget: 2,
+		TimeBudget: DefaultTimeBudget}
 }
 
 // RewardFoldsAuto lets the task decide the reward folds (ForTask): three where the protocol is
@@ -210,6 +225,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("--improve-fraction must be in [0, 1], got %v", s.ImproveFraction)
 	case s.SandboxSeconds < 0:
 		return fmt.Errorf("--sandbox-seconds must be 0 (no such budget) or positive, got %v", s.SandboxSeconds)
+	case s.TimeBudget < 0:
+		return fmt.Errorf("--time-budget must be 0 (no wall-clock budget) or a positive duration such as 40m, got %v seconds", s.TimeBudget)
 	case s.Instrumenter != "" && s.Instrumenter != InstrumenterNone:
 		return fmt.Errorf("a run's instrumenter must be empty (the worker's) or %s, got %q", InstrumenterNone, s.Instrumenter)
 	case s.FinalCandidates < 0:

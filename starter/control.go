@@ -18,6 +18,7 @@ import (
 	"mlerl/artifacts"
 	"mlerl/artifacts/runstore"
 	"mlerl/devserver"
+	"mlerl/settings"
 	"mlerl/worker"
 	"mlerl/workflows"
 )
@@ -114,11 +115,22 @@ func statusCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "phase %s; iteration %d of %d; samples done %d, in flight %d, stale %d; best score %s; mean reward %.3f; mean exec %.1fs; history segment %d\n",
 		p.Phase, p.Iteration, p.Iterations, p.SamplesDone, p.InFlight, p.Stale, best, p.MeanReward, p.MeanSeconds, p.Segment)
+	if p.TimeBudgetS > 0 {
+		var elapsed float64
+		if n := len(p.History); n > 0 {
+			elapsed = p.History[n-1].ElapsedS
+		}
+		fmt.Fprintf(out, "%s at the last iteration; training ends after %.0f%% of the budget, the final answer's tuning at the budget\n",
+			timeUsed(elapsed, p.TimeBudgetS), 100*settings.TrainShare)
+	}
+	if p.Detail != "" {
+		fmt.Fprintf(out, "%s: %s\n", p.Phase, p.Detail)
+	}
 	if p.Attempt > 0 {
 		fmt.Fprintf(out, "execution %d of this run: earlier ones failed; it continued from the last good checkpoint\n", p.Attempt+1)
 	}
 	for _, m := range p.History {
-		fmt.Fprintln(out, "  "+iterationLine(m, p.Iterations))
+		fmt.Fprintln(out, "  "+iterationLine(m, p.Iterations, p.TimeBudgetS))
 	}
 	printFallbacks(out, runDir, info, p.Fallbacks)
 	return nil

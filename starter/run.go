@@ -246,6 +246,10 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\nrun directory: %s\n",
 		info.Input.Run, info.Task, f.Iterations, f.Batch, f.Oversample, f.slots, f.Protocol, plan.sandbox, runDir)
+	if b := info.Input.TimeBudget; b > 0 {
+		fmt.Fprintf(out, "time budget %s: training ends at the first iteration after %.0f%% of it (or at %d iterations), the final answer's tuning at the budget (--time-budget)\n",
+			time.Duration(b*float64(time.Second)).Round(time.Second), 100*settings.TrainShare, f.Iterations)
+	}
 	if plan.measured != "" {
 		fmt.Fprintf(out, "task %s's measured settings over the defaults (its spec's run: section; flags given win): %s\n", info.Task, plan.measured)
 	}
@@ -438,7 +442,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 	done := make(chan error, 1)
 	var result workflows.TrainResult
 	go func() { done <- awaitWorkflow(ctx, c, info.WorkflowID, &result) }()
-	printed, phase, fallbacks := 0, workflows.Phase(""), 0
+	printed, phase, detail, fallbacks := 0, workflows.Phase(""), "", 0
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	show := func() {
@@ -451,13 +455,17 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 				continue
 			}
 			printed = m.Iteration
-			fmt.Fprintln(out, iterationLine(m, p.Iterations))
+			fmt.Fprintln(out, iterationLine(m, p.Iterations, p.TimeBudgetS))
 		}
 		if p.Phase != phase && slices.Contains([]workflows.Phase{workflows.PhaseEvaluating, workflows.PhaseFinalGrading, workflows.PhasePaused,
 			workflows.PhaseStopping, workflows.PhaseDraining}, p.Phase) {
 			fmt.Fprintf(out, "%s...\n", p.Phase)
 		}
 		phase = p.Phase
+		if p.Detail != "" && p.Detail != detail {
+			fmt.Fprintf(out, "  %s\n", p.Detail)
+		}
+		detail = p.Detail
 		for ; fallbacks < len(p.Fallbacks); fallbacks++ {
 			fmt.Fprintf(out, "note: %s (recorded in %s)\n", p.Fallbacks[fallbacks], runstore.RecoveryKey)
 		}
@@ -540,7 +548,7 @@ func medalWords(r grading.Report) string {
 	return "no medal, not above the median"
 }
 
-func iterationLine(m activities.IterationMetrics, total int) string {
+func iterationLine(m activities.IterationMetrics, total int, budgetS float64) string {
 	best := "-"
 	if m.BestScore != nil {
 		best = fmt.Sprintf("%.5f", *m.BestScore)
@@ -550,10 +558,20 @@ func iterationLine(m activities.IterationMetrics, total int) string {
 	bar := strings.Repeat("#", filled) + strings.Repeat("-", width-filled)
 	line := fmt.Sprintf("[%s] iteration %d/%d: valid %3.0f%%  mean reward %7.3f  best score %s  mean exec %5.1fs  (in flight %d, stale %d, pg_loss %.3f, entropy %.3f)",
 		bar, m.Iteration, total, 100*m.ValidRate, m.MeanReward, best, m.MeanDuration, m.InFlight, m.Stale, m.PPO.PGLoss, m.PPO.Entropy)
+	line += "  " + timeUsed(m.ElapsedS, budgetS)
 	if m.CheckpointFallback != "" {
 		line += "\n    (" + m.CheckpointFallback + ")"
 	}
 	return line
+}
+
+// timeUsed is the run's wall-clock time so far, against its budget when it has one.
+func timeUsed(elapsedS, budgetS float64) string {
+	d := func(s float64) string { return (time.Duration(s) * time.Second).Round(time.Second).String() }
+	if budgetS <= 0 {
+		return "time " + d(elapsedS)
+	}
+	return fmt.Sprintf("time %s of %s (%.0f%%)", d(elapsedS), d(budgetS), 100*elapsedS/budgetS)
 }
 
 func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows.Progress, error) {

@@ -5,6 +5,7 @@ package workflows
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -190,7 +191,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		return TrainResult{}, err
 	}
 	r.pool = newPool(ctx, r)
-	for r.budgetLeft() {
+	for r.budgetLeft() && !r.trainingTimeUp(ctx) {
 		r.ctl.awaitSignals(ctx, &r.st, in.Attempt)
 		if r.ctl.stopping {
 			break
@@ -198,7 +199,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		if err := r.iterate(ctx); err != nil {
 			return TrainResult{}, err
 		}
-		if r.budgetLeft() && !r.ctl.stopping &&
+		if r.budgetLeft() && !r.trainingTimeUp(ctx) && !r.ctl.stopping &&
 			(r.st.Iteration-r.segmentStart >= in.ContinueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
 			return TrainResult{}, r.continueAsNew(ctx)
 		}
@@ -241,6 +242,7 @@ func (r *trainRun) start(ctx workflow.Context) error {
 		r.st.StartedAt = workflow.Now(ctx)
 	}
 	r.segmentStart = r.st.Iteration
+	r.ctl.progress.TimeBudgetS = in.TimeBudget
 	r.publish(PhaseStarting, 0)
 	r.ctl.upsert(ctx, in.Task, &r.st)
 	return nil
@@ -252,6 +254,26 @@ func (r *trainRun) publish(phase Phase, inFlight int) {
 
 func (r *trainRun) elapsed(ctx workflow.Context) float64 {
 	return workflow.Now(ctx).Sub(r.st.StartedAt).Seconds()
+}
+
+// trainingTimeUp: the run has a wall-clock budget and training's share of it has passed, so
+// training ends here (an iteration boundary) and evaluation and the final answer get the rest.
+func (r *trainRun) trainingTimeUp(ctx workflow.Context) bool {
+	return r.in.TimeBudget > 0 && r.budgetElapsed(ctx) >= settings.TrainShare*r.in.TimeBudget
+}
+
+// timeLeft is the run's wall-clock budget left, +Inf without one.
+func (r *trainRun) timeLeft(ctx workflow.Context) float64 {
+	if r.in.TimeBudget <= 0 {
+		return math.Inf(1)
+	}
+	return r.in.TimeBudget - r.budgetElapsed(ctx)
+}
+
+// budgetElapsed is the run's time so far less the time it spent paused: a pause holds the
+// budget where it was.
+func (r *trainRun) budgetElapsed(ctx workflow.Context) float64 {
+	return r.elapsed(ctx) - r.st.PausedS
 }
 
 // budgetLeft: iterations remain, and the sandbox-seconds budget (if any) is not used up or

@@ -115,6 +115,7 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 		scoredIDs[i] = cv.SampleID
 	}
 	for {
+		r.ctl.progress.Detail = fmt.Sprintf("choosing the ensemble from %d candidates and refitting its members", len(scoredIDs))
 		if err := r.selectAndRefit(ctx, ans, scoredIDs, graded); err != nil {
 			return nil, err
 		}
@@ -169,6 +170,7 @@ func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities
 	kept, tried := 0, 0
 	for kept < in.FinalCandidates && tried < len(ids) {
 		batch := ids[tried:min(tried+in.FinalCandidates-kept, len(ids))]
+		r.ctl.progress.Detail = fmt.Sprintf("cross-validating candidates on %d folds: %d of %d kept, %d tried", in.FinalFolds, kept, in.FinalCandidates, tried)
 		tried += len(batch)
 		results, badInput := r.crossValidate(ctx, batch)
 		if badInput != "" {
@@ -308,6 +310,14 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 					step.Skipped = fmt.Sprintf("%d variants would take about %.0f sandbox-seconds, and the tuning had spent %.0f of its %.0f", left, cost, spent, budget)
 					break
 				}
+				// The wave's sandbox-seconds bound its wall time (its programs run at once or
+				// one after another), so a wave that fits never ends past the run's budget.
+				if left := r.timeLeft(ctx); cost > left {
+					step.Skipped = fmt.Sprintf("%d variants would take up to %.0f s, and the run's time budget has %.0f s left", len(vs.IDs)-start, cost, max(left, 0))
+					break
+				}
+				r.ctl.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), slot %s: %d of %d variants cross-validated",
+					tuned, in.FinalTune, cand.SampleID, vs.Slot, start, len(vs.IDs))
 				ids := vs.IDs[start : start+wave]
 				results, badInput := r.crossValidate(ctx, ids)
 				if badInput != "" {

@@ -508,7 +508,7 @@ type tunableSlot struct {
 }
 
 // runTuningWith is runTuning with the tunable slots given.
-func runTuningWith(t *testing.T, slots []tunableSlot, cvSeconds func(id string) float64) (*fakeRun, TrainResult, []string) {
+func runTuningWith(t *testing.T, slots []tunableSlot, cvSeconds func(id string) float64, adjust ...func(*fakeRun, *TrainInput)) (*fakeRun, TrainResult, []string) {
 	t.Helper()
 	bases := []string{"logreg", "logreg", "forest"} // the second candidate is a kind already tuned
 	f := &fakeRun{}
@@ -550,10 +550,13 @@ func runTuningWith(t *testing.T, slots []tunableSlot, cvSeconds func(id string) 
 		return "oof-" + id
 	}
 	f.cvSeconds = cvSeconds
-	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, score)
 	in := input()
 	// A budget of once the candidates' time: the tests below count what it leaves.
 	in.FinalCandidates, in.FinalFolds, in.FinalTune, in.FinalTuneBudget = 3, 4, 2, 1
+	for _, a := range adjust {
+		a(f, &in)
+	}
+	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, score)
 	env.ExecuteWorkflow(Train, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)

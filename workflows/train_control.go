@@ -23,6 +23,12 @@ type Progress struct {
 	Segment     int                           `json:"segment"`             // continue-as-new segments so far
 	Attempt     int                           `json:"attempt,omitempty"`   // fresh executions after a failure
 	Fallbacks   []string                      `json:"fallbacks,omitempty"` // damaged checkpoints stepped over
+	// ElapsedS and TimeBudgetS are the run's wall-clock time so far and its budget (0: none).
+	ElapsedS    float64 `json:"elapsed_s,omitempty"`
+	TimeBudgetS float64 `json:"time_budget_s,omitempty"`
+	// Detail is where the current phase stands when it is long (the final answer's
+	// cross-validation, tuning and ensemble), "" otherwise.
+	Detail string `json:"detail,omitempty"`
 }
 
 // Phase is what a run is doing, as its progress query reports it.
@@ -84,6 +90,9 @@ func newControl(ctx workflow.Context, in TrainInput) (*control, error) {
 // publish sets what the progress query answers.
 func (c *control) publish(st *activities.RunState, attempt int, phase Phase, inFlight int) {
 	p := &c.progress
+	if p.Phase != phase {
+		p.Detail = ""
+	}
 	p.Phase, p.InFlight = phase, inFlight
 	p.Iteration, p.SamplesDone, p.Stale = st.Iteration, st.SamplesDone, st.Stale
 	p.BestScore, p.History, p.Segment = st.Best, st.Recent, st.Segments
@@ -110,6 +119,10 @@ func (c *control) takeSignals() {
 // stop arrives.
 func (c *control) awaitSignals(ctx workflow.Context, st *activities.RunState, attempt int) {
 	c.takeSignals()
+	if c.progress.Paused && !c.stopping {
+		since := workflow.Now(ctx)
+		defer func() { st.PausedS += workflow.Now(ctx).Sub(since).Seconds() }()
+	}
 	for c.progress.Paused && !c.stopping {
 		c.publish(st, attempt, PhasePaused, 0)
 		sel := workflow.NewSelector(ctx)

@@ -78,6 +78,9 @@ type fakeRun struct {
 	tunes []activities.TuneInput
 	// cvSeconds is each cross-validation's sandbox time, when set (else 2 s).
 	cvSeconds func(id string) float64
+	// updateWall is how long each policy update takes on the workflow's clock (the mocked
+	// executions take real milliseconds, which that clock does not see).
+	updateWall time.Duration
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -151,7 +154,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 				r.Fallback = f.fallback(in)
 			}
 			return r, nil
-		})
+		}).After(f.updateWall)
 	env.OnActivity(a.RefreshBuffer, mock.Anything, mock.Anything).Return(activities.BufferResult{Size: 1}, nil)
 	env.OnActivity(a.FinalGrade, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.FinalGradeInput) (activities.FinalGradeResult, error) {
