@@ -23,11 +23,14 @@ func experimentDirs(t *testing.T) []string {
 	return dirs
 }
 
-// Every experiment's spec parses under today's rules with the experiment's own name, so
+// Every experiment has a page, and its spec parses under today's rules with the experiment's own name, so
 // `starter experiment run lab/experiments/NAME/spec.yaml` can repeat it.
-func TestEverySpecParses(t *testing.T) {
+func TestEverySpecParsesAndHasAPage(t *testing.T) {
 	for _, dir := range experimentDirs(t) {
 		name := filepath.Base(dir)
+		if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
+			t.Errorf("%s: no page (README.md): write its question, spec, result and what it means", dir)
+		}
 		// Only spec.yaml: a further spec beside it (leafpriors' control.yaml) is kept as it ran.
 		specs, _ := filepath.Glob(filepath.Join(dir, "spec.yaml"))
 		if len(specs) == 0 && !slices.Contains(experiment.BuiltinNames(), name) {
