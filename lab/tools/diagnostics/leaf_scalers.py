@@ -2,7 +2,7 @@
 # stratified out-of-fold log loss on the prepared public train, the test log loss of the refit,
 # and both after the answer's calibration (probabilities raised to the power that minimises the
 # out-of-fold loss, renormalised). Runs in the sandbox image (the host has no numpy):
-#   docker run --rm -v <data-dir>/leaf-classification:/d:ro -v $PWD/benchmarks/diagnostics:/b:ro \
+#   docker run --rm -v <data-dir>/leaf-classification:/d:ro -v $PWD/lab/tools/diagnostics:/b:ro \
 #     mlerl-sandbox:bookworm python3 /b/leaf_scalers.py /d power,standard,log1p 1,10,100,1000
 # It reads the private test answers: a diagnostic of the platform's choices, never a run's input.
 import sys, time, numpy as np, pandas as pd, warnings

@@ -4,7 +4,7 @@
 // and the answer's members' refit test submissions are blended both ways and graded. Nothing
 // runs in the sandbox: it reads what the runs stored.
 //
-//	go run ./benchmarks/blendspace [-data-dir DIR] [-rounds 25] RUN_DIR...
+//	go run ./lab/tools/blendspace [-data-dir DIR] [-rounds 25] RUN_DIR...
 //
 // A RUN_DIR is a finished run's folder (starter run's --out, or an experiment's runs/<cell>/)
 // holding final-answer/answer.json; the task is the one its answer was graded on.
