@@ -1,4 +1,5 @@
-// Command summarize compares the arms of lab/learning/run.sh: for each run directory
+// Command summarize compares the arms of the learning benchmark's runs (made by a script the
+// built-in learning spec has replaced; see lab/learning/README.md): for each run directory
 // <arm>-seed<k> it reads every sample's result and reports, per arm, the mean and standard
 // error over seeds of the executed and distinct training programs, the best validation score
 // among all executed programs, the final policy's evaluation samples (their best, the paper's
