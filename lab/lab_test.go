@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"mlerl/experiment"
 	"mlerl/expreport"
+	"mlerl/settings"
 )
 
 // experimentDirs lists lab/experiments/*.
@@ -44,6 +46,16 @@ func TestEverySpecParsesAndHasAPage(t *testing.T) {
 			}
 			if s.Name != name {
 				t.Errorf("%s: spec name %q, want the folder's %q", f, s.Name, name)
+			}
+			// A preset an arm names by path (relative to the repository) must load.
+			for _, c := range s.Cells() {
+				for i, flag := range c.Flags {
+					if flag == "--preset" && i+1 < len(c.Flags) && strings.HasPrefix(c.Flags[i+1], "lab/") {
+						if _, err := settings.LoadPreset(filepath.Join("..", c.Flags[i+1])); err != nil {
+							t.Errorf("%s: cell %s: %v", f, c.Run, err)
+						}
+					}
+				}
 			}
 		}
 	}
