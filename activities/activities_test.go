@@ -449,7 +449,7 @@ func TestSampleEditsThePreviousProgram(t *testing.T) {
 	}
 }
 
-// Analysis tools (benchmarks/experiments/selection) call FinalGrade directly, outside any
+// Analysis tools (lab/tools/selection) call FinalGrade directly, outside any
 // activity: the sandbox's progress ticks (one a second) must not try to heartbeat, which the
 // SDK answers with a panic there.
 func TestFinalGradeRunsOutsideAnActivity(t *testing.T) {

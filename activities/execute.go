@@ -146,7 +146,7 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 		DiskBytes: int64(spec.Limits.Disk()) << 20}
 	run, err := a.Sandbox.Run(ctx, sandbox.Spec{Program: progFile, DataDir: dirs.Public, WorkDir: work, Limits: lim},
 		func(p sandbox.Progress) {
-			// Analysis tools call the activities directly (benchmarks/experiments/selection),
+			// Analysis tools call the activities directly (lab/tools/selection),
 			// where there is no activity to heartbeat and the SDK would panic.
 			if activity.IsActivity(ctx) {
 				activity.RecordHeartbeat(ctx, Heartbeat{ElapsedS: p.Elapsed.Seconds(),

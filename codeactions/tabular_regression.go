@@ -228,7 +228,7 @@ var tabRegUsesXGB = map[string]bool{"xgboost": true, "stacking": true, "grid-xgb
 // nearest, and the first coordination shell: cation-oxygen bond lengths (under 2.6 A) and
 // coordination numbers, and the nearest oxygen-oxygen and cation-cation distances. The shell
 // features cut one XGBoost's cross-validated RMSLE on nomad from 0.0565 to 0.0533
-// (benchmarks/nomadgeometry).
+// (lab/tools/nomadgeometry).
 const tabRegGeometry = `ELEMENTS = ["Al", "Ga", "In", "O"]
 SHIFTS = np.array([[i, j, k] for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1)], dtype=float)
 SHELL = 2.6  # the first cation-oxygen shell, in angstroms
