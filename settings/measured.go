@@ -8,12 +8,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Measured is the `run:` section of a task's spec: the settings benchmarks measured best on that
-// task where they differ from the platform's defaults (a longer tuning on leaf, more iterations
-// on insults), so that `starter run --task T` is the best measured configuration for T. Keys
-// are a preset's `run:` keys. `starter run` lays them over the defaults when no preset is given
-// (a preset is a whole configuration: `--preset paper` keeps the paper's table); flags given on
-// the command line win over both.
+// Measured is the `run:` section of a task's spec: settings laid over the defaults for that task
+// when no preset is given (a preset is a whole configuration); flags given on the command line
+// win over both. The built-in specs carry none: a setting chosen after a shortfall on one task's
+// test answers says nothing about a new task, so the platform's defaults and the run's time
+// budget are what every task gets; a user's spec may still fix settings it has measured by
+// cross-validation. Keys are a preset's `run:` keys.
 type Measured struct {
 	node *yaml.Node // the section; nil: none
 }
@@ -30,7 +30,7 @@ func (m *Measured) UnmarshalYAML(n *yaml.Node) error {
 		k := n.Content[i]
 		switch {
 		case k.Value == "seed":
-			return fmt.Errorf("run.seed (line %d): a task's measured settings must not fix the seed (give --seed to starter run)", k.Line)
+			return fmt.Errorf("run.seed (line %d): a task spec's run settings must not fix the seed (give --seed to starter run)", k.Line)
 		case !known[k.Value]:
 			return fmt.Errorf("run.%s (line %d): not a run setting; the keys are a preset's run: section's (settings/presets/paper.yaml)", k.Value, k.Line)
 		}

@@ -136,9 +136,9 @@ pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}
 	if done != 2 || noData != 2 {
 		t.Fatalf("%d cells done and %d without data, want 2 and 2\n%s", done, noData, out)
 	}
-	// leaf's spec lays its measured tuning budget under the cells' flags; the ledger says so
-	if got := l.TaskSettings["leaf-classification"]; got != "final_tune_budget=8" {
-		t.Errorf("the ledger's task settings for leaf: %q (all: %v), want its spec's run: section", got, l.TaskSettings)
+	// No built-in spec carries run settings, so the ledger records none for leaf.
+	if got := l.TaskSettings["leaf-classification"]; got != "" {
+		t.Errorf("the ledger's task settings for leaf: %q (all: %v), want none: its spec has no run: section", got, l.TaskSettings)
 	}
 	for run, b := range before {
 		if a := stampOf(run); a != b {

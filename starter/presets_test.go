@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -50,16 +51,27 @@ func TestDefaultsAndTheLLMPolicy(t *testing.T) {
 	plan := func(args ...string) settings.Settings { return planned(args...).Settings }
 	want := settings.Defaults()
 	want.RewardFolds = 3
-	want.FinalTuneBudget = 8 // leaf's measured setting (its spec's run: section)
 	if d := plan(); d != want || d.RedrawRepeats == 0 {
-		t.Fatalf("a run without flags: %+v, want the defaults (with redraws, three reward folds) and leaf's measured tuning budget", d)
+		t.Fatalf("a run without flags: %+v, want the defaults (with redraws, three reward folds)", d)
 	}
-	// Flags win over the task's measured settings; a preset replaces them.
-	if d := plan("--final-tune-budget", "3"); d.FinalTuneBudget != 3 {
+	// A user's spec may carry a run: section, laid over the defaults; flags win over it and a
+	// preset replaces it.
+	leaf, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "tasks", "specs", "leaf-classification.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "leaf.yaml")
+	if err := os.WriteFile(spec, append(leaf, "run:\n  final_tune_budget: 8\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := plan("--task-spec", spec); d.FinalTuneBudget != 8 {
+		t.Errorf("the spec's run: section gave a tuning budget of %v, want 8", d.FinalTuneBudget)
+	}
+	if d := plan("--task-spec", spec, "--final-tune-budget", "3"); d.FinalTuneBudget != 3 {
 		t.Errorf("--final-tune-budget 3 gave %v", d.FinalTuneBudget)
 	}
-	if d := plan("--preset", "paper", "--final-tune", "1"); d.FinalTuneBudget != settings.Defaults().FinalTuneBudget {
-		t.Errorf("the paper preset kept leaf's measured tuning budget: %v", d.FinalTuneBudget)
+	if d := plan("--task-spec", spec, "--preset", "paper", "--final-tune", "1"); d.FinalTuneBudget != settings.Defaults().FinalTuneBudget {
+		t.Errorf("the paper preset kept the spec's tuning budget: %v", d.FinalTuneBudget)
 	}
 	one := planned("--reward-folds", "1").ExecTimeout
 	for _, c := range []struct {

@@ -109,7 +109,7 @@ type runPlan struct {
 	runDir  string
 	info    runInfo
 	sandbox string
-	// measured is the task's measured settings laid over the defaults ("": none, or a preset)
+	// measured is the task spec's run: section laid over the defaults ("": none, or a preset)
 	measured string
 }
 
@@ -118,7 +118,7 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	var f runFlags
 	fs := newFlagSet("run")
 	f.register(fs)
-	// The flags fill their own copy: the task's measured settings or a preset go under them
+	// The flags fill their own copy: the task spec's run: section or a preset go under them
 	// (ApplyFlags reads what was given).
 	given := settings.Defaults()
 	given.Register(fs)
@@ -131,7 +131,7 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	f.sandbox.register(fs)
 	f.instrumenter.register(fs)
 	f.policy.register(fs)
-	fs.StringVar(&f.preset, "preset", "", "settings from a preset, instead of the task's measured settings (its spec's run: section): a built-in name ("+strings.Join(settings.PresetNames(), ", ")+") or a YAML file like settings/presets/paper.yaml; flags given here win")
+	fs.StringVar(&f.preset, "preset", "", "settings from a preset, instead of the task spec's run: section: a built-in name ("+strings.Join(settings.PresetNames(), ", ")+") or a YAML file like settings/presets/paper.yaml; flags given here win")
 	f.tls.register(fs)
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
@@ -142,7 +142,7 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The settings, in layers: the defaults, then the task's measured settings (its spec's
+	// The settings, in layers: the defaults, then the task spec's run settings (its
 	// run: section) or a preset, then the flags given.
 	llmMaxTokens := 0
 	measured := ""
@@ -251,7 +251,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 			time.Duration(b*float64(time.Second)).Round(time.Second), 100*settings.TrainShare, f.Iterations)
 	}
 	if plan.measured != "" {
-		fmt.Fprintf(out, "task %s's measured settings over the defaults (its spec's run: section; flags given win): %s\n", info.Task, plan.measured)
+		fmt.Fprintf(out, "task %s's spec sets run settings over the defaults (its run: section; flags given win): %s\n", info.Task, plan.measured)
 	}
 	if f.detach {
 		return detach(runDir, out)
