@@ -15,18 +15,30 @@ import (
 // worker is upgraded. A change that must alter the commands goes behind workflow.GetVersion,
 // and a history of the new shape is recorded beside these.
 //
+// Retiring a gate: the histories here are the supported ones. A gate's old branches, and its
+// GetVersion call with them (the SDK skips a version marker no code asks for), are deleted once
+// a history of its newest branch is recorded here; every history that took an older branch of
+// it is retired with it (deleted, and named below). Runs started by workers older than the
+// retiring release must be finished or stopped before upgrading. A gate whose newest branch no
+// history holds stays.
+//
 //	train-rl-s21: an rl cell of the paper experiment (insults, 4 iterations, best program graded)
 //	train-static-matched-s21: a static cell trained to a sandbox-seconds budget
 //	train-static-matched-stops-at-budget: the last segment of a static-matched leaf cell of
-//	experiment leafmatched, stopped mid-iteration by its budget (version stop-at-sandbox-budget)
+//	experiment leafmatched, stopped mid-iteration by its budget (version 1 of
+//	stop-at-sandbox-budget)
 //	train-pause-then-continue-as-new: a pause arriving while a segment hands over
 //	train-resumed-segment-stopped: the last segment of a paused, resumed and stopped run
-//	train-answer-tuning-waves: an rl cell of experiment tuneablate (nomad, seed 241, the
-//	defaults) whose answer tuned in waves within its budget (version 2 of answer-tuning-budget)
 //	train-answer-guarded: an rl cell of experiment nomadguard (nomad, seed 421) whose answer
-//	cross-validated guarded candidates (version 1 of answer-guards-candidates)
+//	cross-validated guarded candidates, with the newest branch of every answer gate
 //	experiment-small: an Experiment of 2 tasks with data and 1 without × rl, static and
 //	static-matched (children, matched budgets, curve grading, ledger saves)
+//
+// Retired on 6 December 2026 with the gates grade-best-training-program, final-answer,
+// answer-distinct-predictions, answer-guards-candidates, answer-drops-failed-refits,
+// answer-untuned-baseline and answer-tuning-budget: train-answer-tuning-waves (no untuned
+// answer) and train-answer-untuned (unguarded candidates). Kept: stop-at-sandbox-budget, whose
+// newest version (3) no history holds yet.
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.history.json.gz"))
 	if err != nil || len(files) == 0 {

@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -63,34 +62,22 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 		ids[i] = l.Sample
 	}
 	// Programs that differ only where the model does not (a hold-out check before a refit on
-	// everything, say) make the same predictions, and eight such candidates were measured
-	// holding three models on leaf: since version 1 a candidate whose out-of-fold predictions
-	// equal a better one's is left out and the next distinct program cross-validated in its
-	// place, up to distinctTries times the candidates in all. Asking for no more than that
-	// keeps CandidatePrograms from guarding (and storing) programs never cross-validated;
-	// histories recorded while it was asked for the whole board replay alike, since its result
-	// comes from the history and limit below cuts it.
-	distinct := workflow.GetVersion(ctx, "answer-distinct-predictions", workflow.DefaultVersion, 1) >= 1
-	ask := in.FinalCandidates
-	if distinct {
-		ask = distinctTries * in.FinalCandidates
-	}
-	// Since version 1 candidates are cross-validated guarded (codeactions.Library.Guarded): on
-	// RMSLE tasks a program that never predicts below 0 makes the same predictions clipped at
-	// 0, and one that does is valid instead of lost (nomadbudget2 lost 7 of 19 candidates).
-	guard := workflow.GetVersion(ctx, "answer-guards-candidates", workflow.DefaultVersion, 1) >= 1
+	// everything) make the same predictions: a candidate whose out-of-fold predictions equal a
+	// better one's is left out and the next distinct program cross-validated in its place, up
+	// to distinctTries times the candidates in all; CandidatePrograms is asked for no more, so
+	// it guards and stores no program that is never cross-validated. Candidates are
+	// cross-validated guarded (codeactions.Library.Guarded): on RMSLE tasks a program that
+	// never predicts below 0 makes the same predictions clipped at 0, and one that does is
+	// valid instead of lost.
+	ask := distinctTries * in.FinalCandidates
 	var cands activities.CandidatesResult
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "pick %d distinct candidates", in.FinalCandidates), r.acts.CandidatePrograms,
-		activities.CandidatesInput{Run: in.Run, IDs: ids, Max: ask, Guard: guard, Task: in.Task}).Get(ctx, &cands); err != nil {
+		activities.CandidatesInput{Run: in.Run, IDs: ids, Max: ask, Guard: true, Task: in.Task}).Get(ctx, &cands); err != nil {
 		return nil, err
 	}
 	ans.Duplicates = cands.Duplicates
-	limit := len(cands.IDs)
-	if distinct {
-		limit = min(limit, distinctTries*in.FinalCandidates)
-	}
-
-	scored := r.crossValidateCandidates(ctx, ans, cands.IDs[:limit], distinct)
+	limit := min(len(cands.IDs), ask)
+	scored := r.crossValidateCandidates(ctx, ans, cands.IDs[:limit])
 	// The board's programs are guarded as far as they are picked; the answer lists those it ran.
 	for _, g := range cands.Guarded {
 		if slices.ContainsFunc(ans.Candidates, func(c activities.CrossValidateResult) bool { return c.SampleID == g.To }) {
@@ -128,7 +115,7 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 				failed = append(failed, m.SampleID)
 			}
 		}
-		if len(failed) == 0 || workflow.GetVersion(ctx, "answer-drops-failed-refits", workflow.DefaultVersion, 1) < 1 {
+		if len(failed) == 0 {
 			break
 		}
 		for _, id := range failed {
@@ -141,10 +128,10 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 			return ans, nil
 		}
 	}
-	// Since version 1 a run that tuned also chooses an answer without the tuned variants: the
-	// tuning's own effect, measured in one run (two runs' training diverges through the
-	// duration-aware update, so comparing runs with and without tuning mixes the two).
-	if in.FinalTune > 0 && workflow.GetVersion(ctx, "answer-untuned-baseline", workflow.DefaultVersion, 1) >= 1 {
+	// A run that tuned also chooses an answer without the tuned variants: the tuning's own
+	// effect, measured in one run (two runs' training diverges through the duration-aware
+	// update, so comparing runs with and without tuning mixes the two).
+	if in.FinalTune > 0 {
 		if err := r.untunedAnswer(ctx, ans, scored, graded); err != nil {
 			return nil, err
 		}
@@ -160,10 +147,10 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 
 // crossValidateCandidates cross-validates ids in order, a batch at a time, until
 // FinalCandidates programs are kept or ids run out, adding every result to ans.Candidates and
-// its sandbox time to ans's. With distinct, a program whose out-of-fold predictions repeat an
-// earlier one's is recorded but not kept. It returns the kept programs that have a score; a
+// its sandbox time to ans's. A program whose out-of-fold predictions repeat an earlier one's is
+// recorded but not kept. It returns the kept programs that have a score; a
 // task that cannot be cross-validated sets ans.Note instead.
-func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities.FinalAnswer, ids []string, distinct bool) []activities.CrossValidateResult {
+func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities.FinalAnswer, ids []string) []activities.CrossValidateResult {
 	in := r.in
 	var scored []activities.CrossValidateResult
 	samePredictions := map[string]string{} // out-of-fold predictions' digest -> the first program making them
@@ -179,7 +166,7 @@ func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities
 		}
 		for _, cv := range results {
 			ans.SandboxSeconds += cv.DurationS
-			repeat := distinct && leftOutAsRepeat(samePredictions, &cv)
+			repeat := leftOutAsRepeat(samePredictions, &cv)
 			ans.Candidates = append(ans.Candidates, cv)
 			if repeat {
 				continue
@@ -253,18 +240,11 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 		}
 	}
 	// The budget: FinalTuneBudget times the sandbox time the candidates' own cross-validation
-	// took. On leaf the best candidate was once a stacking whose folds took 1.5 minutes each,
-	// and tuning it would have cost several times all the candidates.
-	// Runs started before the budget (the default version) tune without one; version 1 runs
-	// each pass at once when its variants' count times the program's cost fits; version 2
-	// runs a pass in waves, cheapest options first, and stops it when the next wave's
-	// extrapolated cost does not fit: strength variants grow with the strength (on nomad
-	// an s5 variant cost 8 times the program it varied), which the count times it missed.
-	budget, spent := math.Inf(1), 0.0
-	version := workflow.GetVersion(ctx, "answer-tuning-budget", workflow.DefaultVersion, 2)
-	if version >= 1 {
-		budget = in.FinalTuneBudget * ans.SandboxSeconds
-	}
+	// took, so one slow candidate (a stacking whose folds take minutes) cannot cost several
+	// times all the candidates. A pass runs in waves, cheapest options first, and stops when
+	// the next wave's cost extrapolated from the costs seen does not fit: variants' costs grow
+	// with their strength, which the program's own cost times their count misses.
+	budget, spent := in.FinalTuneBudget*ans.SandboxSeconds, 0.0
 	bases := map[string]bool{}
 	tuned := 0
 	for _, cand := range slices.Clone(scored) {
@@ -296,15 +276,11 @@ func (r *trainRun) tuneCandidates(ctx workflow.Context, ans *activities.FinalAns
 			var seen []float64 // the pass's variants' costs, in the order run
 			stopped := false
 			for start := 0; start < len(vs.IDs); {
-				wave := len(vs.IDs) - start
-				cost := float64(wave) * cur.DurationS
-				if version >= 2 {
-					wave = min(wave, tuneWave)
-					cost = nextCosts(cur.DurationS, seen, wave)
-				}
+				wave := min(len(vs.IDs)-start, tuneWave)
+				cost := nextCosts(cur.DurationS, seen, wave)
 				if spent+cost > budget {
 					left := len(vs.IDs) - start
-					if version >= 2 && left > wave {
+					if left > wave {
 						cost = nextCosts(cur.DurationS, seen, left)
 					}
 					step.Skipped = fmt.Sprintf("%d variants would take about %.0f sandbox-seconds, and the tuning had spent %.0f of its %.0f", left, cost, spent, budget)

@@ -78,7 +78,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 	}
 	// The run's best training program is graded on the test answers too, so a comparison of
 	// arms can use the best program each found, not only what its final policy chose.
-	if v := workflow.GetVersion(ctx, "grade-best-training-program", workflow.DefaultVersion, 1); v >= 1 && st.BestSample != "" {
+	if st.BestSample != "" {
 		if chosen != nil && chosen.SampleID == st.BestSample {
 			result.Best = result.Final
 		} else {
@@ -89,7 +89,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 		}
 	}
 
-	if v := workflow.GetVersion(ctx, "final-answer", workflow.DefaultVersion, 1); v >= 1 && r.in.FinalCandidates > 0 {
+	if r.in.FinalCandidates > 0 {
 		graded := map[string]*activities.FinalGradeResult{}
 		if result.Final != nil {
 			graded[result.Final.SampleID] = result.Final
