@@ -126,10 +126,9 @@ func newTrainOptions(in TrainInput) trainOptions {
 		HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
-	// Host steps are bounded and retried as executions are, on a queue of their own: on the
-	// sandbox queue they waited behind other runs' executions (instrumenting once for 27
-	// minutes, insultsbudget2). Replay does not compare an activity's task queue, so recorded
-	// histories replay alike.
+	// Host steps are bounded and retried as executions are, on a queue of their own, so they
+	// never wait behind other runs' executions for a sandbox slot. Replay does not compare an
+	// activity's task queue, so recorded histories replay alike.
 	host := execute
 	host.TaskQueue = queues.ExecHost
 	return trainOptions{
@@ -173,12 +172,11 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		return TrainResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrBadInput, nil)
 	}
 	r := &trainRun{in: in, opts: newTrainOptions(in), logger: workflow.GetLogger(ctx)}
-	// A matched arm that stopped only at an iteration boundary overshot its budget by a whole
-	// iteration, heavy-tailed with several reward folds (1.23x in experiment leafdefaults).
-	// Version 2: the drain before a continue-as-new counted every program in flight, which
-	// overshot one leafmatched cell by 9%. Version 3: the program that crossed the budget was
-	// always counted, so one heavy-tailed program gave a static-matched cell of rlbest 696
-	// sandbox-seconds for a budget of 532.
+	// A sandbox-seconds budget matches an arm to another's execution time, so it must land on
+	// it: version 1 stops collecting mid-iteration (an iteration boundary overshoots by a whole
+	// iteration), version 2 stops the drain before a continue-as-new too, version 3 leaves out
+	// the program that crosses the budget when that lands nearer it (one heavy-tailed program
+	// otherwise overshoots by its whole run).
 	if in.SandboxSeconds > 0 {
 		v := workflow.GetVersion(ctx, "stop-at-sandbox-budget", workflow.DefaultVersion, 3)
 		r.stopAtBudget, r.stopDrainAtBudget, r.nearestBudget = v >= 1, v >= 2, v >= 3

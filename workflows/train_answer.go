@@ -225,9 +225,8 @@ func (r *trainRun) crossValidate(ctx workflow.Context, ids []string) (results []
 // programs apart from their library's tunable slots: slot by slot (on tabular classification
 // the model family first, then the family's settings), every variant of the current program
 // along the slot is cross-validated and the best kept when it beats the current one.
-// Power-transformed logistic regression carries every leaf medal measured, and runs that
-// sampled only standard-scaled ones lost them; tuning the best programs' settings is what an
-// engineer does next. Every scored variant whose predictions are new joins the
+// A sampled program is rarely at its best settings, and tuning the best programs' settings is
+// what an engineer does next. Every scored variant whose predictions are new joins the
 // candidates the ensemble chooses from. The variants may cost FinalTuneBudget times the
 // sandbox time the candidates did; a step that fails ends that candidate's tuning with a
 // warning: tuning only adds candidates.
