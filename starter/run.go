@@ -457,7 +457,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			printed = m.Iteration
 			fmt.Fprintln(out, iterationLine(m, p.Iterations, p.TimeBudgetS))
 		}
-		if p.Phase != phase && slices.Contains([]workflows.Phase{workflows.PhaseEvaluating, workflows.PhaseFinalGrading, workflows.PhasePaused,
+		if p.Phase != phase && slices.Contains([]workflows.Phase{workflows.PhaseEvaluating, workflows.PhaseFinalGrading, workflows.PhaseFinalAnswer, workflows.PhasePaused,
 			workflows.PhaseStopping, workflows.PhaseDraining}, p.Phase) {
 			fmt.Fprintf(out, "%s...\n", p.Phase)
 		}
