@@ -134,6 +134,9 @@ func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 			}
 		}
 	}
+	// Cells share the worker's slots, so a wall-clock budget would measure their contention:
+	// they run without one (budgets are matched in sandbox-seconds), unless an arm sets it.
+	common = append(common, "--time-budget", "0")
 	var ref *runPlan
 	runnable := 0
 	for _, c := range spec.Cells() {
