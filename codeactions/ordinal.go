@@ -67,7 +67,7 @@ var Ordinal = register(&Library{
 		}},
 		{"postprocess", []Option{
 			{"none", "", 1}, // continuous scores: an invalid submission
-			{"round-clip", "Round the predictions and clip them to the 1-6 range.", 5},
+			{"round-clip", "Round the predictions and clip them to the training scores' range.", 5},
 			{"round", "Round the predictions to whole numbers.", 2},
 			{"floor", "Truncate the predictions to whole numbers.", 1},
 			{"thresholds", "Turn predictions into scores with cut points tuned for kappa on the validation predictions.", 0.5},
