@@ -23,7 +23,7 @@ var Ordinal = register(&Library{
 		{"target", []Option{
 			{"score", "Predict the score as it is.", 6},
 			{"shifted", "Shift the scores to start at 0 and shift predictions back.", 1},
-			{"log", "Predict the log of the score and exponentiate predictions back.", 0.5},
+			{"log", "Predict the log of the score counted from 1 and exponentiate predictions back.", 0.5},
 			{"label-column", "Take the scores from the label column.", 0.2}, // no such column: fails
 		}},
 		{"framing", []Option{
@@ -139,7 +139,7 @@ var ordinalClashes = []ClashRule{
 		When: func(c Choice, s Schema) bool { return c.Is("validation", "holdout-raw-kappa") && ordinalContinuous(c) }},
 	{Reason: "continuous scores: the grader needs whole numbers",
 		When: func(c Choice, s Schema) bool { return c.Is("postprocess", "none") && ordinalContinuous(c) }},
-	{Reason: "unrounded predictions of the mode: a median may be a half, exp(log(3)) is not exactly 3", DataDependent: true,
+	{Reason: "unrounded predictions of the mode: a median may be a half, the inverted log of a score is not exactly the score", DataDependent: true,
 		When: func(c Choice, s Schema) bool {
 			return (c.Is("postprocess", "none") || c.Is("validation", "holdout-raw-kappa")) &&
 				c.Is("model", "mode") && (c.Is("framing", "regression") || c.Is("target", "log"))
