@@ -153,3 +153,31 @@ func TestOrdinalPrograms(t *testing.T) {
 		{"unrounded scores make an invalid submission", ordinalWith("postprocess", "none", "validation", "holdout"), false, 0, 7},
 	})
 }
+
+// On the synthetic essays scored 0-5 instead of 1-6, with some essays missing their text: the
+// programs take the scores' range from the training data (clipping, cut points, the shift for
+// XGBoost's classes, the log's origin) and read a missing essay as empty, so they stay valid and
+// strong.
+func TestOrdinalProgramsOnOddScores(t *testing.T) {
+	testenv.RequirePython(t)
+	t.Parallel()
+	spec, err := tasks.Builtin().Get("learning-agency-lab-automated-essay-scoring-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := essayRows(1500)
+	for i, r := range rows[1:] {
+		s, _ := strconv.Atoi(r[2])
+		r[2] = strconv.Itoa(s - 1)
+		if i%37 == 5 {
+			r[1] = ""
+		}
+	}
+	dirs := preparedSynthetic(t, spec, rows)
+	checkPrograms(t, codeactions.Ordinal, spec, dirs, []programCase{
+		{"the strong program", ordinalBase(), true, 0.7, 7},
+		{"rounded and clipped to the range", ordinalWith("postprocess", "round-clip"), true, 0.6, 7},
+		{"the log of a score counted from 1 (log(0) would be -inf)", ordinalWith("target", "log"), true, 0.6, 7},
+		{"XGBoost classes shifted to start at 0", ordinalWith("features", "length", "model", "xgboost", "strength", "s1", "framing", "classification", "target", "shifted", "validation", "none", "postprocess", "round-clip"), true, 0.4, 6},
+	})
+}

@@ -138,3 +138,28 @@ func TestPreferencePrograms(t *testing.T) {
 		{"clipped rows that no longer sum to one are invalid", preferenceWith("postprocess", "clip-no-renorm"), false, 0, 7},
 	})
 }
+
+// On the synthetic arena with some prompts and responses missing (empty cells): every parser
+// reads a missing text as empty, so the programs stay valid.
+func TestPreferenceProgramsOnMissingTexts(t *testing.T) {
+	testenv.RequirePython(t)
+	t.Parallel()
+	spec, err := tasks.Builtin().Get("lmsys-chatbot-arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := preferenceRows(1200)
+	for i := 1; i < len(rows); i++ {
+		if i%29 == 0 {
+			rows[i][5] = "" // response_b
+		}
+		if i%31 == 0 {
+			rows[i][3] = "" // prompt
+		}
+	}
+	dirs := preparedSynthetic(t, spec, rows)
+	checkPrograms(t, codeactions.Preference, spec, dirs, []programCase{
+		{"the strong program", preferenceBase(), true, 0.9, 7},
+		{"the first turn, outcomes as signs", preferenceWith("parse", "first-turn", "target", "sign"), true, 0.9, 7},
+	})
+}

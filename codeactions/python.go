@@ -72,3 +72,11 @@ func snippet(name string, data any) string {
 	}
 	return b.String()
 }
+
+// Load is the loading step shared by the libraries (loadTables) for a template, without its
+// final newline: {{.S.Load "input"}}.
+func (s Schema) Load(how string) string {
+	var b code
+	loadTables(&b, how, s)
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -205,3 +205,23 @@ func wholeTextJaccard(t *testing.T, spec *tasks.Spec, dirs tasks.Dirs) float64 {
 	}
 	return *g.Score
 }
+
+// On the synthetic tweets with some sentiments (train and test) and test texts missing: a
+// missing sentiment or text is read as empty, so the strong program and the ranker stay valid
+// and score as the strong program must on the clean layout.
+func TestSpanExtractionProgramsOnMissingValues(t *testing.T) {
+	t.Parallel()
+	testenv.RequirePython(t)
+	spec, err := tasks.Builtin().Get("tweet-sentiment-extraction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := spanData(t, t.TempDir(), 1500, 300)
+	blankCells(t, filepath.Join(dirs.Public, "train.csv"), 3, 37) // sentiment
+	blankCells(t, filepath.Join(dirs.Public, "test.csv"), 2, 41)  // sentiment
+	blankCells(t, filepath.Join(dirs.Public, "test.csv"), 1, 43)  // text
+	checkPrograms(t, codeactions.SpanExtraction, spec, dirs, []programCase{
+		{"the strong program", spanBase(), true, 0.8, 7},
+		{"the ranker", spanWith("decode", "ranker", "strength", "s1"), true, 0.8, 7},
+	})
+}

@@ -166,3 +166,52 @@ func TestTextClassificationOnSyntheticSpooky(t *testing.T) {
 		{"class codes as columns make an invalid submission", textClsBase("submission", "model-classes"), false, 0, 7},
 	})
 }
+
+// textClsOddScript turns the synthetic spooky layout written in argv[1] into one with the data
+// real competitions have: integer class names (a missing label makes pandas read them as 1.0,
+// 2.0, 3.0 while the sample submission's columns are "1", "2", "3"), missing text in train and
+// test, and numeric side columns with missing values and a boolean one.
+const textClsOddScript = `
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+root = Path(sys.argv[1])
+rng = np.random.RandomState(1)
+names = {"EAP": 1, "HPL": 2, "MWS": 3}
+train = pd.read_csv(root / "public" / "train.csv")
+test = pd.read_csv(root / "public" / "test.csv")
+train["author"] = train["author"].map(names).astype(float)
+train.loc[rng.rand(len(train)) < 0.03, "author"] = np.nan
+for df in (train, test):
+    df["n_words"] = df["text"].str.split().str.len().astype(float)
+    df["exclaims"] = df["text"].str.contains("!")
+    df.loc[rng.rand(len(df)) < 0.1, "n_words"] = np.nan
+    df.loc[rng.rand(len(df)) < 0.03, "text"] = np.nan
+train.to_csv(root / "public" / "train.csv", index=False)
+test.to_csv(root / "public" / "test.csv", index=False)
+for path in (root / "public" / "sample_submission.csv", root / "private" / "test.csv"):
+    df = pd.read_csv(path)
+    df.rename(columns={k: str(v) for k, v in names.items()}).to_csv(path, index=False)
+`
+
+// On the synthetic spooky layout with integer class names, missing labels, missing text and
+// numeric side columns with gaps: the strong program and the stack still write valid class
+// columns as the sample spells them, and score near the clean layout's bound.
+func TestTextClassificationOnOddSyntheticData(t *testing.T) {
+	testenv.RequirePython(t)
+	spec, _ := tasks.Builtin().Get("spooky-author-identification")
+	root := filepath.Join(t.TempDir(), "split")
+	for _, script := range []string{textClsSpookyScript, textClsOddScript} {
+		if out, err := exec.Command(testenv.Python, "-c", script, root).CombinedOutput(); err != nil {
+			t.Fatalf("writing the synthetic layout: %v\n%s", err, out)
+		}
+	}
+	dirs := tasks.Dirs{Public: filepath.Join(root, "public"), Private: filepath.Join(root, "private")}
+	checkPrograms(t, codeactions.TextClassification, spec, dirs, []programCase{
+		{"the strong program with the side columns", textClsBase(), true, 0.72, 7},
+		{"an NB-SVM cross-validated, the side columns flagged", textClsBase("model", "nbsvm", "strength", "s3", "validation", "cv5", "numeric", "flags"), true, 0.7, 7},
+	})
+}

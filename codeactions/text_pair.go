@@ -2,7 +2,6 @@ package codeactions
 
 import (
 	"fmt"
-	"strings"
 )
 
 // TextPair writes programs that score the similarity of two phrases (anchor, target) within a
@@ -166,299 +165,21 @@ var textPairStrengths = map[string][6]string{
 		"[4, 6, 8], \"n_estimators\": [300]", "[4, 6, 8], \"n_estimators\": [300, 1000]", "[4, 6, 8], \"n_estimators\": [300, 1000, 1500]"},
 }
 
-var textPairConstructors = map[string]string{
-	"mean":          "dummy.DummyRegressor(strategy=\"mean\")",
-	"linear":        "linear_model.LinearRegression()",
-	"ridge":         "linear_model.Ridge(%s)",
-	"knn":           "neighbors.KNeighborsRegressor(%s)",
-	"svr":           "svm.SVR(%s)",
-	"random-forest": "ensemble.RandomForestRegressor(%s, min_samples_leaf=3, random_state=0)",
-	"extra-trees":   "ensemble.ExtraTreesRegressor(%s, min_samples_leaf=3, random_state=0)",
-	"gbr":           "ensemble.GradientBoostingRegressor(%s, max_depth=3, learning_rate=0.05, subsample=0.8, random_state=0)",
-	"hist-gbm":      "ensemble.HistGradientBoostingRegressor(%s, learning_rate=0.05, random_state=0)",
-	"xgboost":       "xgb.XGBRegressor(%s, max_depth=6, learning_rate=0.03, subsample=0.8, colsample_bytree=0.8, tree_method=\"hist\", n_jobs=1, random_state=0)",
-	"logreg":        "linear_model.LogisticRegression(%s, max_iter=1000)",
-	"stacking": "ensemble.StackingRegressor([(\"ridge\", linear_model.Ridge(alpha=1.0)), " +
-		"(\"rf\", ensemble.RandomForestRegressor(%[1]s, min_samples_leaf=3, random_state=0)), " +
-		"(\"xgb\", xgb.XGBRegressor(%[1]s, max_depth=6, learning_rate=0.03, subsample=0.8, tree_method=\"hist\", n_jobs=1, random_state=0))], " +
-		"final_estimator=linear_model.RidgeCV(), cv=3)",
-	"grid-xgb": "model_selection.GridSearchCV(xgb.XGBRegressor(learning_rate=0.03, subsample=0.8, colsample_bytree=0.8, tree_method=\"hist\", n_jobs=1, random_state=0), " +
-		"{\"max_depth\": %s}, cv=3, scoring=\"neg_mean_squared_error\")",
-}
-
-// textPairFeatureCode is each feature option's features(df) function body (df holds the
-// cleaned phrases in columns A and B).
-var textPairFeatureCode = map[string][]string{
-	"char-cosine": {"return np.column_stack([cosine(char_vectorizer, df)])"},
-	"word-cosine": {"return np.column_stack([cosine(word_vectorizer, df)])"},
-	"overlap": {
-		"wa, wb = df[A].str.split().apply(set), df[B].str.split().apply(set)",
-		"inter = np.array([len(x & y) for x, y in zip(wa, wb)], dtype=float)",
-		"union = np.array([len(x | y) for x, y in zip(wa, wb)], dtype=float)",
-		"dlen = (df[A].str.len() - df[B].str.len()).values",
-		"return np.column_stack([inter / np.maximum(union, 1), inter, dlen, np.abs(dlen), wa.apply(len) - wb.apply(len)])",
-	},
-	"difflib": {
-		"ms = [difflib.SequenceMatcher(None, a, b) for a, b in zip(df[A], df[B])]",
-		"ratio = [m.ratio() for m in ms]",
-		"block = [m.find_longest_match(0, len(m.a), 0, len(m.b)).size / max(len(m.a), len(m.b), 1) for m in ms]",
-		"return np.column_stack([ratio, block])",
-	},
-	"all": {
-		"wa, wb = df[A].str.split().apply(set), df[B].str.split().apply(set)",
-		"inter = np.array([len(x & y) for x, y in zip(wa, wb)], dtype=float)",
-		"union = np.array([len(x | y) for x, y in zip(wa, wb)], dtype=float)",
-		"la, lb = df[A].str.len().values, df[B].str.len().values",
-		"ms = [difflib.SequenceMatcher(None, a, b) for a, b in zip(df[A], df[B])]",
-		"ratio = [m.ratio() for m in ms]",
-		"block = [m.find_longest_match(0, len(m.a), 0, len(m.b)).size / max(len(m.a), len(m.b), 1) for m in ms]",
-		"prefix = [len(os.path.commonprefix([a, b])) / max(min(len(a), len(b)), 1) for a, b in zip(df[A], df[B])]",
-		"contains = [float(a in b or b in a) for a, b in zip(df[A], df[B])]",
-		"head = [float(a.split()[-1:] == b.split()[-1:]) for a, b in zip(df[A], df[B])]",
-		"first = [float(a.split()[:1] == b.split()[:1]) for a, b in zip(df[A], df[B])]",
-		"return np.column_stack([cosine(char_vectorizer, df), cosine(char35_vectorizer, df), cosine(word_vectorizer, df),",
-		"                        inter / np.maximum(union, 1), inter, wa.apply(len), wb.apply(len), la, lb, la - lb,",
-		"                        np.abs(la - lb) / np.maximum(np.maximum(la, lb), 1), ratio, block, prefix, contains, head, first])",
-	},
-	"tfidf-product": {
-		"shared_chars = char_vectorizer.transform(df[A]).multiply(char_vectorizer.transform(df[B]))",
-		"shared_words = word_vectorizer.transform(df[A]).multiply(word_vectorizer.transform(df[B]))",
-		"cosines = np.column_stack([cosine(char_vectorizer, df), cosine(word_vectorizer, df)])",
-		"return sparse.hstack([shared_chars, shared_words, sparse.csr_matrix(cosines)]).tocsr()",
-	},
-	"raw-text": {"return df[[A, B]].values"},
-}
-
+// renderTextPair writes the program from templates/text_pair.py.tmpl.
 func renderTextPair(c Choice, schema Schema) Program {
 	model := c.Opt("model")
 	params := textPairStrengths[model][c.Strength()]
-	feats, ctxOpt, target := c.Opt("features"), c.Opt("context"), c.Opt("target")
-	sparseX := feats == "tfidf-product"
-	usesXGB := model == "xgboost" || model == "stacking" || model == "grid-xgb"
-	ctxCol := ""
+	ctx, ctxCol := c.Opt("context"), ""
 	if len(schema.Text) > 2 {
 		ctxCol = schema.Text[2]
 	}
-	if ctxCol == "" && ctxOpt != "raw-string" {
-		ctxOpt = "none" // a task without a context column: nothing to encode
+	if ctxCol == "" && ctx != "raw-string" {
+		ctx = "none" // a task without a context column: nothing to encode
 	}
-	var b code
-	w := b.w
-	switch c.Opt("imports") {
-	case "full":
-		w("import difflib")
-		w("import os")
-		w("import numpy as np")
-		w("import pandas as pd")
-		w("from scipy import sparse")
-		w("from sklearn import dummy, ensemble, linear_model, metrics, model_selection, neighbors, preprocessing, svm")
-		w("from sklearn.feature_extraction.text import TfidfVectorizer")
-	case "no-sklearn":
-		w("import difflib")
-		w("import os")
-		w("import numpy as np")
-		w("import pandas as pd")
-		w("from scipy import sparse")
-	case "no-pandas":
-		w("import difflib")
-		w("import os")
-		w("import numpy as np")
-		w("from scipy import sparse")
-		w("from sklearn import dummy, ensemble, linear_model, metrics, model_selection, neighbors, preprocessing, svm")
-		w("from sklearn.feature_extraction.text import TfidfVectorizer")
-	}
-	if usesXGB {
-		w("import xgboost as xgb")
-	}
-	if c.Opt("preprocess") == "nltk" {
-		w("from nltk.stem import PorterStemmer")
-	}
-	w("")
-	w("ID, TARGET = %q, %q", schema.IDColumn, schema.Targets[0])
-	if ctxCol != "" {
-		w("A, B, CTX = %q, %q, %q", schema.Text[0], schema.Text[1], ctxCol)
-	} else {
-		w("A, B, CTX = %q, %q, None", schema.Text[0], textPairSecond(schema))
-	}
-	loadTables(&b, c.Opt("load"), schema)
-	w("")
-
-	// Clean the phrases.
-	switch c.Opt("preprocess") {
-	case "lower":
-		w("def clean(s):")
-		w("    return s.fillna(\"\").astype(str).str.lower().str.strip()")
-	case "none":
-		w("def clean(s):")
-		w("    return s.fillna(\"\").astype(str)")
-	case "stem":
-		w("def stem(word):")
-		w("    for suffix in (\"ing\", \"ed\", \"es\", \"s\"):")
-		w("        if word.endswith(suffix) and len(word) > len(suffix) + 2:")
-		w("            return word[: -len(suffix)]")
-		w("    return word")
-		w("")
-		w("def clean(s):")
-		w("    return s.fillna(\"\").astype(str).str.lower().apply(lambda p: \" \".join(stem(x) for x in p.split()))")
-	case "nltk":
-		w("stemmer = PorterStemmer()")
-		w("def clean(s):")
-		w("    return s.fillna(\"\").astype(str).str.lower().apply(lambda p: \" \".join(stemmer.stem(x) for x in p.split()))")
-	}
-	w("")
-	w("for df in (train, test):")
-	w("    df[A], df[B] = clean(df[A]), clean(df[B])")
-	if ctxOpt == "as-text" {
-		w("    df[A] = df[CTX].str.lower() + \" \" + df[A]")
-		w("    df[B] = df[CTX].str.lower() + \" \" + df[B]")
-	}
-	w("")
-
-	// Pair features.
-	if feats != "raw-text" {
-		w("phrases = pd.concat([train[A], train[B]])")
-		w("char_vectorizer = TfidfVectorizer(analyzer=\"char_wb\", ngram_range=(2, 4)).fit(phrases)")
-		if feats == "all" {
-			w("char35_vectorizer = TfidfVectorizer(analyzer=\"char_wb\", ngram_range=(3, 5)).fit(phrases)")
-		}
-		w("word_vectorizer = TfidfVectorizer(token_pattern=r\"\\w+\").fit(phrases)")
-		w("")
-		w("def cosine(vectorizer, df):")
-		w("    # the TF-IDF rows are L2-normalised, so the dot product is the cosine")
-		w("    return np.asarray(vectorizer.transform(df[A]).multiply(vectorizer.transform(df[B])).sum(axis=1)).ravel()")
-		w("")
-	}
-	w("def features(df):")
-	for _, line := range textPairFeatureCode[feats] {
-		w("    %s", line)
-	}
-	w("")
-	w("X = features(train)")
-	w("X_test = features(test)")
-
-	// The context.
-	ctxMatrix := true
-	switch ctxOpt {
-	case "onehot":
-		w("ctx_encoder = preprocessing.OneHotEncoder(handle_unknown=\"ignore\").fit(train[[CTX]])")
-		w("C, C_test = ctx_encoder.transform(train[[CTX]]).toarray(), ctx_encoder.transform(test[[CTX]]).toarray()")
-	case "onehot-separate":
-		w("C, C_test = pd.get_dummies(train[CTX]).values.astype(float), pd.get_dummies(test[CTX]).values.astype(float)")
-	case "section":
-		w("sections = np.array(sorted(train[CTX].str[0].unique()))")
-		w("C = (train[CTX].str[0].values[:, None] == sections).astype(float)")
-		w("C_test = (test[CTX].str[0].values[:, None] == sections).astype(float)")
-	case "target-mean":
-		w("prior = train[TARGET].mean()")
-		w("ctx_stats = train.groupby(CTX)[TARGET].agg([\"sum\", \"count\"])")
-		w("ctx_mean = (ctx_stats[\"sum\"] + 10 * prior) / (ctx_stats[\"count\"] + 10)")
-		w("C = train[CTX].map(ctx_mean).fillna(prior).values[:, None]")
-		w("C_test = test[CTX].map(ctx_mean).fillna(prior).values[:, None]")
-	case "raw-string":
-		if ctxCol == "" {
-			w("C, C_test = train[[A]].values, test[[A]].values")
-		} else {
-			w("C, C_test = train[[CTX]].values, test[[CTX]].values")
-		}
-	default:
-		ctxMatrix = false
-	}
-	if ctxMatrix {
-		if sparseX {
-			w("X = sparse.hstack([X, sparse.csr_matrix(C)]).tocsr()")
-			w("X_test = sparse.hstack([X_test, sparse.csr_matrix(C_test)]).tocsr()")
-		} else {
-			w("X, X_test = np.hstack([X, C]), np.hstack([X_test, C_test])")
-		}
-	}
-	w("")
-
-	// The target and its inverse.
-	inverse := ""
-	switch target {
-	case "score":
-		w("y = train[TARGET].values.astype(float)")
-	case "classes":
-		w("y = np.round(train[TARGET].values * 4).astype(int)")
-		inverse = "pred = pred / 4"
-	case "binary":
-		w("y = (train[TARGET].values >= 0.5).astype(int)")
-	case "square":
-		w("y = train[TARGET].values.astype(float) ** 2")
-		inverse = "pred = np.sqrt(pred)"
-	case "logit":
-		w("p = np.clip(train[TARGET].values.astype(float), 0.05, 0.95)")
-		w("y = np.log(p / (1 - p))")
-		inverse = "pred = 1 / (1 + np.exp(-pred))"
-	case "wrong-column":
-		w("y = train[\"similarity\"].values.astype(float)")
-	}
-	w("")
-	ctor := textPairConstructors[model]
-	if strings.Contains(ctor, "%") {
-		ctor = fmt.Sprintf(ctor, params)
-	}
-	w("model = %s", ctor)
-
-	switch c.Opt("validation") {
-	case "none":
-		w("model.fit(X, y)")
-		w("train_loss = metrics.mean_squared_error(y, model.predict(X))")
-	case "holdout", "holdout-no-refit":
-		w("X_tr, X_val, y_tr, y_val = model_selection.train_test_split(X, y, test_size=0.2, random_state=0)")
-		w("model.fit(X_tr, y_tr)")
-		w("train_loss = metrics.mean_squared_error(y_tr, model.predict(X_tr))")
-		w("pred_val = model.predict(X_val)")
-		w("val_loss = metrics.mean_squared_error(y_val, pred_val)")
-		w("print(\"validation pearson\", np.corrcoef(y_val, pred_val)[0, 1])")
-		if c.Opt("validation") == "holdout" {
-			w("model.fit(X, y)")
-		}
-	case "cv3":
-		w("model.fit(X, y)")
-		w("train_loss = metrics.mean_squared_error(y, model.predict(X))")
-		w("pred_cv = model_selection.cross_val_predict(model, X, y, cv=3)")
-		w("cv_loss = metrics.mean_squared_error(y, pred_cv)")
-		w("print(\"cross-validated pearson\", np.corrcoef(y, pred_cv)[0, 1])")
-	case "cv-old-scoring":
-		w("model.fit(X, y)")
-		w("train_loss = metrics.mean_squared_error(y, model.predict(X))")
-		w("cv_mse = -model_selection.cross_val_score(model, X, y, cv=3, scoring=\"mean_squared_error\").mean()")
-		w("print(\"cv mse\", cv_mse)")
-	case "holdout-msle":
-		w("X_tr, X_val, y_tr, y_val = model_selection.train_test_split(X, y, test_size=0.2, random_state=0)")
-		w("model.fit(X_tr, y_tr)")
-		w("train_loss = metrics.mean_squared_log_error(y_tr, model.predict(X_tr))")
-		w("val_loss = metrics.mean_squared_log_error(y_val, model.predict(X_val))")
-	}
-	w("")
-	w("pred_test = model.predict(X_test)")
-	w("pred = pred_test.astype(float)")
-	if inverse != "" {
-		w(inverse)
-	}
-	switch c.Opt("postprocess") {
-	case "clip":
-		w("pred = np.clip(pred, 0, 1)")
-	case "round-quarter":
-		w("pred = np.round(pred * 4) / 4")
-	case "round":
-		w("pred = np.round(pred)")
-	case "minmax":
-		w("pred = (pred - pred.min()) / (pred.max() - pred.min())")
-	}
-	switch c.Opt("submission") {
-	case "frame":
-		w("sub = pd.DataFrame({ID: test[ID].values, TARGET: pred})")
-	case "sample":
-		w("sub = sample.copy()")
-		w("sub[TARGET] = pred")
-	case "no-id":
-		w("sub = pd.DataFrame({TARGET: pred})")
-	case "prediction-column":
-		w("sub = pd.DataFrame({ID: test[ID].values, \"prediction\": pred})")
-	}
-	w("sub.to_csv(\"submission.csv\", index=False)")
+	code := python("text_pair.py.tmpl", c, schema, map[string]any{
+		"params": params, "ctx": ctx, "ctxCol": ctxCol, "second": textPairSecond(schema),
+		"sparseX": c.Is("features", "tfidf-product"),
+	})
 	settings := "defaults"
 	if params != "" {
 		settings = params
@@ -466,7 +187,7 @@ func renderTextPair(c Choice, schema Schema) Program {
 	if model == "grid-xgb" {
 		settings = "max_depth in " + params
 	}
-	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", settings)), Code: b.String()}
+	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", settings)), Code: code}
 }
 
 // textPairSecond is the second phrase's column (the first text column again when the task

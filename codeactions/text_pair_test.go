@@ -229,3 +229,48 @@ func TestTextPairPrograms(t *testing.T) {
 		{"sparse shared n-grams with ridge", textPairWith("features", "tfidf-product", "context", "onehot", "model", "ridge", "strength", "s1"), true, 0.6, 7},
 	})
 }
+
+// blankCells empties column col of every n-th data row of a CSV file (pandas reads an empty
+// cell as a missing value).
+func blankCells(t *testing.T, path string, col, n int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(rows); i++ {
+		if i%n == 0 {
+			rows[i][col] = ""
+		}
+	}
+	textPairWriteCSV(t, path, rows[0], rows[1:])
+}
+
+// On the synthetic patent layout with missing contexts, phrases and training scores: the
+// programs drop the unscored pairs and read a missing phrase or context as empty, for every
+// encoding of the context.
+func TestTextPairProgramsOnMissingValues(t *testing.T) {
+	t.Parallel()
+	testenv.RequirePython(t)
+	spec, err := tasks.Builtin().Get("us-patent-phrase-to-phrase-matching")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := textPairData(t, t.TempDir(), 1200, 300)
+	for _, f := range []string{"train.csv", "test.csv"} {
+		path := filepath.Join(dirs.Public, f)
+		blankCells(t, path, 3, 23) // context
+		blankCells(t, path, 2, 31) // target phrase
+	}
+	blankCells(t, filepath.Join(dirs.Public, "train.csv"), 4, 29) // score
+	checkPrograms(t, codeactions.TextPair, spec, dirs, []programCase{
+		{"the strong program, the context's section", textPairBase(), true, 0.8, 7},
+		{"the context one-hot, ridge", textPairWith("context", "onehot", "model", "ridge", "strength", "s1"), true, 0.6, 7},
+		{"the context as text", textPairWith("context", "as-text"), true, 0.75, 7},
+	})
+}
