@@ -25,7 +25,7 @@ type taskFlags struct {
 }
 
 func (t *taskFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.task, "task", "", "competition id, e.g. leaf-classification (see `starter tasks list`)")
+	fs.StringVar(&t.task, "task", "", "competition id, e.g. leaf-classification (see 'starter tasks list'); optional with --task-spec, whose id it defaults to")
 	fs.StringVar(&t.specFile, "task-spec", "", "a task spec YAML file to add or override a task")
 	fs.StringVar(&t.dataDir, "data-dir", tasks.DefaultDataDir(), "MLE-bench data directory")
 	fs.StringVar(&t.python, "python", "/usr/bin/python3", "Python with pandas and scikit-learn (Debian's)")
@@ -42,12 +42,16 @@ func (t *taskFlags) registry() (*tasks.Registry, error) {
 }
 
 func (t *taskFlags) spec() (*tasks.Spec, error) {
-	if t.task == "" {
-		return nil, fmt.Errorf("--task is required (one of %v)", tasks.Builtin().IDs())
+	if t.task == "" && t.specFile == "" {
+		return nil, fmt.Errorf("--task is required (one of %v), or --task-spec FILE for a task of your own", tasks.Builtin().IDs())
 	}
 	r, err := t.registry()
 	if err != nil {
 		return nil, err
+	}
+	if t.task == "" {
+		// The spec file names its task: --task would only repeat its id.
+		return r.AddFile(t.specFile)
 	}
 	return r.Get(t.task)
 }
