@@ -83,8 +83,10 @@ func tasksList(args []string) error {
 	for _, id := range r.IDs() {
 		s, _ := r.Get(id)
 		prepared := "yes"
-		if layout.CheckPrepared(s) != nil {
+		if layout.CheckTestSplit(s) != nil {
 			prepared = "no"
+		} else if layout.CheckPrepared(s) != nil {
+			prepared = "test split (no folds)"
 		}
 		tw.Append(s.ID, s.Modality, s.Metric, s.Direction, prepared)
 	}
@@ -108,16 +110,24 @@ func tasksPrepare(ctx context.Context, args []string) error {
 		fmt.Printf("%s is already prepared in %s\n", s.ID, tf.dataDir)
 		return nil
 	}
-	if *raw == "" {
-		return fmt.Errorf("--raw is required: the folder or zip of Kaggle's %s files", s.ID)
-	}
 	p := tasks.Preparer{Layout: tasks.Layout{DataDir: tf.dataDir}, Python: tf.python}
-	if err := p.Prepare(ctx, s, *raw); err != nil {
-		return err
-	}
 	folds := "a validation split"
 	if n := s.Validation.FoldCount(); n > 1 {
 		folds = fmt.Sprintf("%d validation folds", n)
+	}
+	if *raw == "" {
+		// A test split prepared elsewhere (mlebench prepare) needs only the platform's folds.
+		if err := p.Layout.CheckTestSplit(s); err != nil {
+			return fmt.Errorf("--raw is required: the folder or zip of Kaggle's %s files (%w)", s.ID, err)
+		}
+		if err := p.CarveFolds(ctx, s); err != nil {
+			return err
+		}
+		fmt.Printf("carved %s of %s from its prepared test split in %s\n", folds, s.ID, tf.dataDir)
+		return nil
+	}
+	if err := p.Prepare(ctx, s, *raw); err != nil {
+		return err
 	}
 	fmt.Printf("prepared %s in %s (test split and %s)\n", s.ID, tf.dataDir, folds)
 	return nil
@@ -202,7 +212,7 @@ func invalidIf(valid bool, reason string) error {
 }
 
 func gradeOne(s *tasks.Spec, layout tasks.Layout, sub string) (grading.Report, string, error) {
-	if err := layout.CheckPrepared(s); err != nil {
+	if err := layout.CheckTestSplit(s); err != nil { // grading reads the test answers alone
 		return grading.Report{}, "", err
 	}
 	ans := filepath.Join(layout.Dirs(s.ID, tasks.SplitTest).Private, s.Files.Answers)
