@@ -78,7 +78,7 @@ for column, value in cfg["sample"]:
 if split.get("images"):
     src, folder, ext = split["images"], public / cfg["images_folder"], cfg["image_ext"]
     folder.mkdir(parents=True, exist_ok=True)
-    want = {f"{i}{ext}": f"{i}{ext}" for i in rows[ID].astype(str)}
+    want = {f"{i}{ext}" for i in rows[ID].astype(str)}
     path = raw / src
     found = {}
     if path.is_dir():
@@ -101,7 +101,7 @@ if split.get("images"):
             sys.exit(f"split.images: raw file {src} is not a readable zip: {e}")
     else:
         sys.exit(f"split.images: {src} is missing from {raw}: name the raw zip or folder of the images (Kaggle's train.zip, say)")
-    absent = [n for n in want if n not in found]
+    absent = [f"{i}{ext}" for i in rows[ID].astype(str) if f"{i}{ext}" not in found]
     if absent:
         sys.exit(f"split.images: {src} lacks the images of {len(absent)} of {len(want)} rows (first: {absent[:3]}): each row of {table} needs <{ID}>{ext} (inputs.image_ext is {ext!r})")
 

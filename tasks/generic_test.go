@@ -306,10 +306,31 @@ func TestGenericSplitCarriesImages(t *testing.T) {
 			t.Errorf("%s: %d images, want the 40 rows' own", split.Public, len(got))
 		}
 	}
-	delete(pics, "pics/17.png")
-	writeZip(t, filepath.Join(raw, "pics.zip"), pics)
+	// The same images as a raw folder (an extracted zip keeps its own folder), one missing.
+	s, _, err = userSpec(t, "stratify: Sentiment", "images: pics", "inputs: {text: [Phrase]}", "inputs: {text: [Phrase], images: images, image_ext: .png}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range pics {
+		if name == "pics/17.png" {
+			continue
+		}
+		f := filepath.Join(raw, "pics", name)
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	err = p.Prepare(context.Background(), s, raw)
-	if err == nil || !strings.Contains(err.Error(), "split.images: pics.zip lacks the images of 1 of 40 rows (first: ['17.png'])") {
+	if err == nil || !strings.Contains(err.Error(), "split.images: pics lacks the images of 1 of 40 rows (first: ['17.png'])") {
 		t.Fatalf("a row without its image: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(raw, "pics", "pics", "17.png"), pics["pics/17.png"], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Prepare(context.Background(), s, raw); err != nil {
+		t.Fatalf("images in a raw folder: %v", err)
 	}
 }
