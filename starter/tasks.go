@@ -97,7 +97,7 @@ func tasksPrepare(ctx context.Context, args []string) error {
 	var tf taskFlags
 	fs := newFlagSet("tasks prepare")
 	tf.register(fs)
-	raw := fs.String("raw", "", "folder or zip with Kaggle's raw competition files")
+	raw := fs.String("raw", "", "folder or zip with Kaggle's raw competition files; without it, only the validation folds of a prepared test split are carved")
 	ifNeeded := fs.Bool("if-needed", false, "do nothing when every split and validation fold is already prepared")
 	if err := parse(fs, args); err != nil {
 		return err
