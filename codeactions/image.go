@@ -6,7 +6,8 @@ import (
 )
 
 // Image writes programs for image classification with per-class probabilities (plant
-// pathology): images are decoded with Pillow, shrunk, turned into hand-made features (raw
+// pathology) or one binary target's probability (aerial cactus: its two classes are the
+// target's absence and presence, and the submission holds the presence's): images are decoded with Pillow, shrunk, turned into hand-made features (raw
 // pixels, colour histograms, a numpy gradient-orientation histogram, texture statistics) and fed
 // to scikit-learn or XGBoost models, framed as one multi-class model or one binary model per
 // target column. Test images are featurised after training, so a wrong test folder fails late.
@@ -104,8 +105,9 @@ var imageClashes = []ClashRule{
 		When: func(c Choice, s Schema) bool { return c.Is("load", "cv2") }},
 	{Reason: "the files are read from the working directory, not input/: fails while loading",
 		When: func(c Choice, s Schema) bool { return c.Is("load", "cwd") }},
+	// Where the ids are the file names (aerial cactus' "x.jpg") there is no extension to drop.
 	{Reason: "image paths without the extension: fails at the first image",
-		When: func(c Choice, s Schema) bool { return c.Is("load", "no-ext") }},
+		When: func(c Choice, s Schema) bool { return c.Is("load", "no-ext") && s.ImageExt != "" }},
 	{Reason: "`import PIL` does not bind Image: fails at the first image",
 		When: func(c Choice, s Schema) bool { return c.Is("load", "no-pil") }},
 	{Reason: "there is no test_images folder: fails after training",
@@ -304,16 +306,23 @@ func renderImage(c Choice, s Schema) Program {
 		}
 		w("%s = %s", strings.Join(names, ", "), strings.Join(imageWrap("np.stack(%s)", names), ", "))
 	}
-	w("Y = train[TARGETS].values  # one-hot truth, for the losses")
+	binary := len(s.Targets) == 1
+	if binary {
+		w("Y = np.column_stack([1 - train[TARGETS[0]].values, train[TARGETS[0]].values])  # one-hot truth (absent, present)")
+	} else {
+		w("Y = train[TARGETS].values  # one-hot truth, for the losses")
+	}
 	w("labels = Y.argmax(axis=1)")
-	switch target {
-	case "argmax":
+	switch {
+	case target == "argmax" || (binary && target == "healthy-only"):
 		w("y = labels")
-	case "per-column":
+	case target == "per-column":
 		w("y = Y")
-	case "argmax-names":
+	case target == "argmax-names" && binary:
+		w(`y = np.array(["absent", "present"])[labels]  # sorted as the model's classes`)
+	case target == "argmax-names":
 		w("y = train[TARGETS].idxmax(axis=1).values")
-	case "healthy-only":
+	case target == "healthy-only":
 		w("y = train[%q].values", s.Targets[0])
 	}
 	if len(flips) > 0 {
@@ -361,7 +370,7 @@ func renderImage(c Choice, s Schema) Program {
 		w("")
 		w("")
 		w("def predict(fitted, X_new):")
-		if target == "healthy-only" {
+		if target == "healthy-only" && !binary {
 			w("    p = fitted.predict_proba(X_new)[:, 1]")
 			w("    return np.column_stack([p] + [(1 - p) / %d] * %d)", len(s.Targets)-1, len(s.Targets)-1)
 		} else {
@@ -370,7 +379,7 @@ func renderImage(c Choice, s Schema) Program {
 	}
 	w("")
 	w("")
-	w("CLASSES = list(range(len(TARGETS)))")
+	w("CLASSES = list(range(Y.shape[1]))")
 	switch c.Opt("validation") {
 	case "none":
 		w("fitted = fit(X, y)")
@@ -411,6 +420,9 @@ func renderImage(c Choice, s Schema) Program {
 		w("X_test = pca.transform(scaler.transform(X_test))")
 	}
 	w("proba_test = predict(fitted, X_test)")
+	if binary {
+		w("proba_test = proba_test[:, 1:]  # the target's presence")
+	}
 	w("")
 	switch c.Opt("submission") {
 	case "aligned":
@@ -420,7 +432,11 @@ func renderImage(c Choice, s Schema) Program {
 		w("sub = sample.copy()")
 		w("sub[TARGETS] = proba_test")
 	case "hard-onehot":
-		w("sub = pd.DataFrame(np.eye(len(TARGETS))[proba_test.argmax(axis=1)], columns=TARGETS)")
+		if binary {
+			w("sub = pd.DataFrame((proba_test >= 0.5).astype(int), columns=TARGETS)")
+		} else {
+			w("sub = pd.DataFrame(np.eye(len(TARGETS))[proba_test.argmax(axis=1)], columns=TARGETS)")
+		}
 		w("sub.insert(0, ID, test[ID].values)")
 	case "no-id":
 		w("sub = pd.DataFrame(proba_test, columns=TARGETS)")

@@ -80,8 +80,8 @@ func (s Schema) check(modality string) error {
 			return fmt.Errorf("task schema for %s: no text columns: add inputs.text to the task spec", modality)
 		}
 	case "image":
-		if s.Images == "" || s.ImageExt == "" {
-			return fmt.Errorf("task schema for image: add inputs.images and inputs.image_ext to the task spec")
+		if s.Images == "" {
+			return fmt.Errorf("task schema for image: add inputs.images (and inputs.image_ext unless the ids are file names) to the task spec")
 		}
 	}
 	return nil

@@ -215,3 +215,17 @@ func TestTextClassificationOnOddSyntheticData(t *testing.T) {
 		{"an NB-SVM cross-validated, the side columns flagged", textClsBase("model", "nbsvm", "strength", "s3", "validation", "cv5", "numeric", "flags"), true, 0.7, 7},
 	})
 }
+
+// On the real movie-review validation split (prepared by the generic split from the spec
+// alone; five sentiment classes, graded by accuracy): naive Bayes on unigram counts writes a
+// valid submission that beats always answering the majority class (neutral, about 0.51 of the
+// phrases), and reading the files from the wrong folder fails while loading.
+func TestTextClassificationOnMovieReviews(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "movie-review-sentiment-analysis-kernels-only")
+	spec, _ := tasks.Builtin().Get("movie-review-sentiment-analysis-kernels-only")
+	dirs := tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitValidation)
+	checkPrograms(t, codeactions.TextClassification, spec, dirs, []programCase{
+		{"naive Bayes on counts beats the majority class", textClsWeak(), true, 0.55, -1},
+		{"the wrong data folder fails while loading", textClsWeak("load", "cwd"), false, 0, -1},
+	})
+}

@@ -66,7 +66,10 @@ func FindCLI() (string, error) {
 	if p, err := exec.LookPath("temporal"); err == nil {
 		return p, nil
 	}
-	return "", errors.New("the Temporal CLI is not installed: run `go tool task setup` (it runs `GOBIN=$PWD/bin go install github.com/temporalio/cli/cmd/temporal@v1.5.1`), or give --temporal-address of an existing cluster")
+	return "", errors.New("the Temporal CLI (temporal) was not found in $MLERL_TEMPORAL_CLI, beside this executable, in ./bin or on PATH: " +
+		"set MLERL_TEMPORAL_CLI to its path (a starter built elsewhere than the repository's bin/ needs it), " +
+		"or install it with `go tool task setup` (it runs `GOBIN=$PWD/bin go install github.com/temporalio/cli/cmd/temporal@v1.5.1`), " +
+		"or give --temporal-address of an existing cluster")
 }
 
 // FreePort asks the kernel for an unused loopback port and keeps the kernel from handing it

@@ -26,10 +26,10 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{[]string{"stop"}, []string{"usage: starter stop RUN_DIR", "in-flight", "RUN_DIR", "flags:"}},
 		{[]string{"pause"}, []string{"usage: starter pause RUN_DIR", "RUN_DIR", "flags:"}},
 		{[]string{"resume"}, []string{"usage: starter resume [--temporal-address HOST:PORT] RUN_DIR", "last good checkpoint", "RUN_DIR", "-temporal-address"}},
-		{[]string{"run"}, []string{"usage: starter run --task ID", "Trains", "-iterations", "-temporal-address"}},
+		{[]string{"run"}, []string{"usage: starter run --task ID", "Trains", "-iterations", "-temporal-address", "MLERL_TEMPORAL_CLI", "-detach\n"}},
 		{[]string{"worker"}, []string{"usage: starter worker", "-queues", "-slots"}},
 		{[]string{"grade"}, []string{"usage: starter grade --task ID --submission FILE", "MLE-bench", "-submission", "-jsonl"}},
-		{[]string{"tasks", "list"}, []string{"usage: starter tasks list", "prepared", "-data-dir"}},
+		{[]string{"tasks", "list"}, []string{"usage: starter tasks list", "prepared", "-data-dir", "-task string\n"}},
 		{[]string{"tasks", "prepare"}, []string{"usage: starter tasks prepare", "-raw", "-if-needed"}},
 		{[]string{"tasks"}, []string{"usage: starter tasks list", "starter tasks prepare"}},
 	}
@@ -42,6 +42,13 @@ func TestEveryCommandHasHelp(t *testing.T) {
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
 				if err := cmd.Run(); err != nil {
 					t.Fatalf("exit: %v (want 0)\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+				}
+				// A backquoted word in a flag's usage becomes its argument's name
+				// ("-task starter tasks list"), so usages must not quote commands that way.
+				for _, line := range strings.Split(stdout.String(), "\n") {
+					if strings.HasPrefix(line, "  -") && strings.Contains(line, " starter ") {
+						t.Errorf("flag line names a command as its argument: %q", line)
+					}
 				}
 				for _, want := range c.wants {
 					if !strings.Contains(stdout.String(), want) {

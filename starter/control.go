@@ -250,7 +250,7 @@ func workerCommand(ctx context.Context, args []string, out io.Writer) error {
 	namespace := fs.String("namespace", "default", "Temporal namespace")
 	roles := fs.String("queues", "exec", "comma-separated roles: workflows, exec (sandbox executions, and the host steps beside them: instrumenting, ensemble selection, blending), gpu (sampling and updates)")
 	slots := fs.Int("slots", 2, "sandbox slots (programs run at once) for the exec role")
-	runs := fs.String("runs", "runs", "where runs' artifacts live: a folder shared with the starter (e.g. over NFS), or the starter's s3://bucket/prefix (see `starter run -h`, --store)")
+	runs := fs.String("runs", "runs", "where runs' artifacts live: a folder shared with the starter (e.g. over NFS), or the starter's s3://bucket/prefix (see starter run -h, --store)")
 	var sbf sandboxFlags
 	sbf.register(fs)
 	var inf instrumenterFlags

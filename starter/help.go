@@ -14,13 +14,19 @@ var helpOut io.Writer = os.Stdout
 // cmdDoc is a command's help: its usage line, what it does, and its positional arguments.
 type cmdDoc struct{ usage, about, args string }
 
+// temporalCLINote says where the embedded server's binary is looked for: a starter built
+// outside the repository finds no bin/temporal beside it.
+const temporalCLINote = "The embedded server runs the Temporal CLI found in $MLERL_TEMPORAL_CLI, beside the starter\n" +
+	"binary, in ./bin or on PATH: set MLERL_TEMPORAL_CLI=/path/to/temporal when the starter is built elsewhere."
+
 const runDirArg = "  RUN_DIR   the run directory `starter run` printed (it holds run.json)"
 
 var docs = map[string]cmdDoc{
 	"run": {"starter run --task ID [flags]",
 		"Trains an agent on a task: starts the embedded Temporal dev server (or uses --temporal-address),\n" +
 			"a worker, and the training workflow; prints progress each iteration, then the best program's\n" +
-			"grade and the report's path. The run's state lives in its run directory (--out).", ""},
+			"grade and the report's path. The run's state lives in its run directory (--out).\n" +
+			temporalCLINote, ""},
 	"status": {"starter status RUN_DIR",
 		"Shows a run's progress: its workflow's state, phase, iteration, best score and recent\n" +
 			"iterations; for a finished run, where its report is; for a failed one, how to continue it.", runDirArg},
@@ -33,14 +39,19 @@ var docs = map[string]cmdDoc{
 	"resume": {"starter resume [--temporal-address HOST:PORT] RUN_DIR",
 		"Continues a run: restarts its embedded server (or connects to its cluster), serves its\n" +
 			"queues, resumes it if paused and follows it to the end. A run whose workflow failed gets a\n" +
-			"fresh execution that continues from its last good checkpoint; iterations done are kept.", runDirArg},
+			"fresh execution that continues from its last good checkpoint; iterations done are kept.\n" +
+			temporalCLINote, runDirArg},
 	"worker": {"starter worker [flags]",
 		"Serves task queues of any run from this process: more sandbox slots on another machine,\n" +
 			"or a separate gpu worker. Ctrl-C stops it.", ""},
 	"tasks list": {"starter tasks list [flags]",
 		"Lists the known tasks and whether their data is prepared in --data-dir.", ""},
-	"tasks prepare": {"starter tasks prepare --task ID --raw PATH [flags]",
-		"Builds MLE-bench's prepared layout (test and validation splits) from Kaggle's raw files.", ""},
+	"tasks prepare": {"starter tasks prepare --task ID --raw PATH [flags]\n       starter tasks prepare --task-spec FILE --raw PATH [flags]\n       starter tasks prepare --task ID [flags]",
+		"Builds MLE-bench's prepared layout (the test split) from Kaggle's raw files, then carves the\n" +
+			"platform's validation folds from its public train. A spec prepares by its split (split.raw:\n" +
+			"the generic preparer) or by its preparer (a Python file beside the spec). Without --raw, a\n" +
+			"test split already in --data-dir (e.g. from `mlebench prepare`) gets its validation folds.\n" +
+			"docs/tasks.md says how to add a competition.", ""},
 	"grade": {"starter grade --task ID --submission FILE [flags]\n       starter grade --jsonl FILE [flags]",
 		"Grades a submission CSV as MLE-bench does and prints its score and medals; with --jsonl,\n" +
 			"grades many and prints MLE-bench's aggregate report. Exit status: 0 valid, 1 invalid (after\n" +

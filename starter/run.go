@@ -133,8 +133,8 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	f.policy.register(fs)
 	fs.StringVar(&f.preset, "preset", "", "settings from a preset, instead of the task spec's run: section: a built-in name ("+strings.Join(settings.PresetNames(), ", ")+") or a YAML file like settings/presets/paper.yaml; flags given here win")
 	f.tls.register(fs)
-	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when `starter worker` processes serve them")
-	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with `starter status RUN`")
+	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when 'starter worker' processes serve them")
+	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with 'starter status RUN_DIR'")
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}

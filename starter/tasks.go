@@ -25,7 +25,7 @@ type taskFlags struct {
 }
 
 func (t *taskFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.task, "task", "", "competition id, e.g. leaf-classification (see `starter tasks list`)")
+	fs.StringVar(&t.task, "task", "", "competition id, e.g. leaf-classification (see 'starter tasks list'); optional with --task-spec, whose id it defaults to")
 	fs.StringVar(&t.specFile, "task-spec", "", "a task spec YAML file to add or override a task")
 	fs.StringVar(&t.dataDir, "data-dir", tasks.DefaultDataDir(), "MLE-bench data directory")
 	fs.StringVar(&t.python, "python", "/usr/bin/python3", "Python with pandas and scikit-learn (Debian's)")
@@ -42,12 +42,16 @@ func (t *taskFlags) registry() (*tasks.Registry, error) {
 }
 
 func (t *taskFlags) spec() (*tasks.Spec, error) {
-	if t.task == "" {
-		return nil, fmt.Errorf("--task is required (one of %v)", tasks.Builtin().IDs())
+	if t.task == "" && t.specFile == "" {
+		return nil, fmt.Errorf("--task is required (one of %v), or --task-spec FILE for a task of your own", tasks.Builtin().IDs())
 	}
 	r, err := t.registry()
 	if err != nil {
 		return nil, err
+	}
+	if t.task == "" {
+		// The spec file names its task: --task would only repeat its id.
+		return r.AddFile(t.specFile)
 	}
 	return r.Get(t.task)
 }
@@ -79,8 +83,10 @@ func tasksList(args []string) error {
 	for _, id := range r.IDs() {
 		s, _ := r.Get(id)
 		prepared := "yes"
-		if layout.CheckPrepared(s) != nil {
+		if layout.CheckTestSplit(s) != nil {
 			prepared = "no"
+		} else if layout.CheckPrepared(s) != nil {
+			prepared = "test split (no folds)"
 		}
 		tw.Append(s.ID, s.Modality, s.Metric, s.Direction, prepared)
 	}
@@ -91,7 +97,7 @@ func tasksPrepare(ctx context.Context, args []string) error {
 	var tf taskFlags
 	fs := newFlagSet("tasks prepare")
 	tf.register(fs)
-	raw := fs.String("raw", "", "folder or zip with Kaggle's raw competition files")
+	raw := fs.String("raw", "", "folder or zip with Kaggle's raw competition files; without it, only the validation folds of a prepared test split are carved")
 	ifNeeded := fs.Bool("if-needed", false, "do nothing when every split and validation fold is already prepared")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -104,16 +110,24 @@ func tasksPrepare(ctx context.Context, args []string) error {
 		fmt.Printf("%s is already prepared in %s\n", s.ID, tf.dataDir)
 		return nil
 	}
-	if *raw == "" {
-		return fmt.Errorf("--raw is required: the folder or zip of Kaggle's %s files", s.ID)
-	}
 	p := tasks.Preparer{Layout: tasks.Layout{DataDir: tf.dataDir}, Python: tf.python}
-	if err := p.Prepare(ctx, s, *raw); err != nil {
-		return err
-	}
 	folds := "a validation split"
 	if n := s.Validation.FoldCount(); n > 1 {
 		folds = fmt.Sprintf("%d validation folds", n)
+	}
+	if *raw == "" {
+		// A test split prepared elsewhere (mlebench prepare) needs only the platform's folds.
+		if err := p.Layout.CheckTestSplit(s); err != nil {
+			return fmt.Errorf("--raw is required: the folder or zip of Kaggle's %s files (%w)", s.ID, err)
+		}
+		if err := p.CarveFolds(ctx, s); err != nil {
+			return err
+		}
+		fmt.Printf("carved %s of %s from its prepared test split in %s\n", folds, s.ID, tf.dataDir)
+		return nil
+	}
+	if err := p.Prepare(ctx, s, *raw); err != nil {
+		return err
 	}
 	fmt.Printf("prepared %s in %s (test split and %s)\n", s.ID, tf.dataDir, folds)
 	return nil
@@ -198,7 +212,7 @@ func invalidIf(valid bool, reason string) error {
 }
 
 func gradeOne(s *tasks.Spec, layout tasks.Layout, sub string) (grading.Report, string, error) {
-	if err := layout.CheckPrepared(s); err != nil {
+	if err := layout.CheckTestSplit(s); err != nil { // grading reads the test answers alone
 		return grading.Report{}, "", err
 	}
 	ans := filepath.Join(layout.Dirs(s.ID, tasks.SplitTest).Private, s.Files.Answers)

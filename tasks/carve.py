@@ -119,12 +119,14 @@ write(val[test_cols], out_pub / files["test"])
 sub.to_csv(out_pub / files["sample_submission"], index=False)
 answers.to_csv(out_priv / files["answers"], index=False)
 
-# A shared images/ folder (plant) holds the images of every public row: link it whole.
-if (pub / "images").is_dir():
+# A shared images folder (plant's images/, the spec's inputs.images) holds the images of every
+# public row: link it whole.
+images = cfg.get("images") or "images"
+if (pub / images).is_dir():
     import os
     import shutil
 
-    shutil.copytree(pub / "images", out_pub / "images", copy_function=os.link, dirs_exist_ok=True)
+    shutil.copytree(pub / images, out_pub / images, copy_function=os.link, dirs_exist_ok=True)
 
 # Per-row folders (nomad's train/<id>/geometry.xyz) follow their rows: validation test rows
 # get theirs under test/, the rest under train/.

@@ -54,21 +54,23 @@ func (l Layout) FoldDirs(taskID string, fold int) Dirs {
 	return Dirs{Public: filepath.Join(base, "public"), Private: filepath.Join(base, "private")}
 }
 
-// CheckPrepared returns an error saying how to prepare the data when any file is missing.
+// CheckTestSplit returns an error saying how to prepare the data when a file of the test split
+// (MLE-bench's own, all that grading needs) is missing.
+func (l Layout) CheckTestSplit(s *Spec) error {
+	return l.checkFiles(s, l.Dirs(s.ID, SplitTest), "")
+}
+
+// CheckPrepared returns an error saying how to prepare the data when any file of the test split
+// or of the validation folds is missing.
 func (l Layout) CheckPrepared(s *Spec) error {
-	all := []Dirs{l.Dirs(s.ID, SplitTest)}
-	for f := 1; f <= s.Validation.FoldCount(); f++ {
-		all = append(all, l.FoldDirs(s.ID, f))
+	if err := l.CheckTestSplit(s); err != nil {
+		return err
 	}
-	for _, d := range all {
-		for _, f := range []string{
-			filepath.Join(d.Public, s.Files.Train), filepath.Join(d.Public, s.Files.Test),
-			filepath.Join(d.Public, s.Files.SampleSubmission), filepath.Join(d.Private, s.Files.Answers),
-		} {
-			if _, err := os.Stat(f); err != nil {
-				return fmt.Errorf("task %s is not prepared in %s (%s is missing): run `starter tasks prepare --task %s --raw DIR --data-dir %s` with DIR holding Kaggle's raw files",
-					s.ID, l.DataDir, f, s.ID, l.DataDir)
-			}
+	for f := 1; f <= s.Validation.FoldCount(); f++ {
+		if err := l.checkFiles(s, l.FoldDirs(s.ID, f), fmt.Sprintf(
+			"its validation folds are not carved (%%s is missing): run `starter tasks prepare --task %s --data-dir %s` (without --raw, it carves them from the prepared test split)",
+			s.ID, l.DataDir)); err != nil {
+			return err
 		}
 	}
 	// Folds carved before the rule was recorded (27 November) were random shares.
@@ -77,8 +79,26 @@ func (l Layout) CheckPrepared(s *Spec) error {
 		carving = strings.TrimSpace(string(b))
 	}
 	if carving != Carving(s) {
-		return fmt.Errorf("task %s's validation folds in %s were carved %q, and the platform now carves them %q: run `starter tasks prepare --task %s --raw DIR --data-dir %s` again with DIR holding Kaggle's raw files",
+		return fmt.Errorf("task %s's validation folds in %s were carved %q, and the platform now carves them %q: run `starter tasks prepare --task %s --data-dir %s` again (without --raw it carves the folds anew)",
 			s.ID, l.DataDir, carving, Carving(s), s.ID, l.DataDir)
+	}
+	return nil
+}
+
+// checkFiles returns an error when a file of the split in d is missing: notPrepared (a format
+// with one %s, the missing file) when given, else how to prepare the task from raw files.
+func (l Layout) checkFiles(s *Spec, d Dirs, notPrepared string) error {
+	for _, f := range []string{
+		filepath.Join(d.Public, s.Files.Train), filepath.Join(d.Public, s.Files.Test),
+		filepath.Join(d.Public, s.Files.SampleSubmission), filepath.Join(d.Private, s.Files.Answers),
+	} {
+		if _, err := os.Stat(f); err != nil {
+			if notPrepared != "" {
+				return fmt.Errorf("task %s in %s: "+notPrepared, s.ID, l.DataDir, f)
+			}
+			return fmt.Errorf("task %s is not prepared in %s (%s is missing): run `starter tasks prepare --task %s --raw DIR --data-dir %s` with DIR holding Kaggle's raw files",
+				s.ID, l.DataDir, f, s.ID, l.DataDir)
+		}
 	}
 	return nil
 }

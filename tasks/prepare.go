@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -27,11 +28,17 @@ type Preparer struct {
 // are rebuilt into a temporary folder first and moved in only on success, so a failure loses
 // nothing that was there.
 func (p Preparer) Prepare(ctx context.Context, s *Spec, raw string) error {
-	script, err := preparerScript(s.ID)
+	args, err := preparation(s)
 	if err != nil {
 		return err
 	}
-	rawDir, cleanup, err := openRaw(raw, s.RawFiles)
+	need := s.RawFiles
+	for _, f := range []string{s.Split.Raw, s.Split.Images} {
+		if f != "" && !slices.Contains(need, f) {
+			need = append(slices.Clip(need), f)
+		}
+	}
+	rawDir, cleanup, err := openRaw(raw, need)
 	if err != nil {
 		return err
 	}
@@ -53,7 +60,7 @@ func (p Preparer) Prepare(ctx context.Context, s *Spec, raw string) error {
 			return err
 		}
 	}
-	cmd := exec.CommandContext(ctx, p.Python, "-c", script, rawDir, dirs.Public, dirs.Private)
+	cmd := exec.CommandContext(ctx, p.Python, args(rawDir, dirs)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -73,17 +80,73 @@ func (p Preparer) Prepare(ctx context.Context, s *Spec, raw string) error {
 	return os.Rename(filepath.Join(staging, s.ID, "prepared"), final)
 }
 
-// preparerScript returns the Python source Prepare runs for task id: preparers/common.py (the
-// helpers the preparers share) followed by preparers/<id>.py. Only a built-in task has a
-// preparer, so an id that is not one (such as "common") is refused before the lookup.
-func preparerScript(id string) (string, error) {
-	noPreparer := fmt.Errorf("task %s has no preparer yet; prepare it with MLE-bench (`mlebench prepare -c %s`) and point --data-dir at its data folder", id, id)
-	if _, err := Builtin().Get(id); err != nil {
-		return "", noPreparer
+// CarveFolds carves the validation folds of a task whose test split is already prepared (by
+// MLE-bench, say), replacing any folds there.
+func (p Preparer) CarveFolds(ctx context.Context, s *Spec) error {
+	if err := p.Layout.CheckTestSplit(s); err != nil {
+		return err
 	}
-	script, err := preparers.ReadFile("preparers/" + id + ".py")
+	for f := 1; f <= s.Validation.FoldCount(); f++ {
+		d := p.Layout.FoldDirs(s.ID, f)
+		if err := os.RemoveAll(filepath.Dir(d.Public)); err != nil {
+			return err
+		}
+	}
+	return CarveValidation(ctx, s, p.Layout, p.Python)
+}
+
+// preparation returns the Python command line (after the interpreter) that prepares s from a
+// folder of raw files into a split's folders: the generic split when the spec has split.raw,
+// the spec's preparer file, or a built-in task's own preparer.
+func preparation(s *Spec) (func(raw string, d Dirs) []string, error) {
+	if s.Generic() {
+		sample := make([][2]any, 0, len(s.TargetColumns))
+		for _, c := range s.TargetColumns {
+			sample = append(sample, [2]any{c, s.Split.SampleSubmission[c]})
+		}
+		return func(raw string, d Dirs) []string {
+			cfg, _ := json.Marshal(map[string]any{"raw": raw, "public": d.Public, "private": d.Private,
+				"split": map[string]any{"raw": s.Split.Raw, "test_size": s.Split.TestSize, "random_state": s.Split.RandomState,
+					"stratify": s.Split.Stratify, "images": s.Split.Images},
+				"files": map[string]string{"train": s.Files.Train, "test": s.Files.Test,
+					"sample_submission": s.Files.SampleSubmission, "answers": s.Files.Answers}, "id_column": s.IDColumn, "target_columns": s.TargetColumns,
+				"sample": sample, "images_folder": s.Inputs.Images, "image_ext": s.Inputs.ImageExt})
+			return []string{"-c", genericScript, string(cfg)}
+		}, nil
+	}
+	script, err := preparerScript(s)
 	if err != nil {
-		return "", noPreparer
+		return nil, err
+	}
+	return func(raw string, d Dirs) []string { return []string{"-c", script, raw, d.Public, d.Private} }, nil
+}
+
+// preparerScript returns the Python source of a preparer: preparers/common.py (the helpers the
+// preparers share) followed by the spec's preparer file, or a built-in task's
+// preparers/<id>.py. Only a built-in task has one of those, so an id that is not one (such as
+// "common") is refused before the lookup.
+func preparerScript(s *Spec) (string, error) {
+	var script []byte
+	var err error
+	switch {
+	case s.Preparer != "" && s.Dir != "":
+		file := filepath.Join(s.Dir, s.Preparer)
+		if script, err = os.ReadFile(file); err != nil {
+			return "", fmt.Errorf("task %s: field preparer: %w (the preparer file is relative to the spec file's folder)", s.ID, err)
+		}
+	case s.Preparer != "":
+		if script, err = preparers.ReadFile("preparers/" + s.Preparer); err != nil {
+			return "", fmt.Errorf("built-in task %s: field preparer: no embedded preparers/%s", s.ID, s.Preparer)
+		}
+	default:
+		noPreparer := fmt.Errorf("task %s has no preparation: give its spec split.raw (the generic split: docs/tasks.md) or preparer (a Python file beside the spec); "+
+			"or prepare it with MLE-bench (`mlebench prepare -c %s`) and run `starter tasks prepare` without --raw, with --data-dir its data folder, to carve the validation folds", s.ID, s.ID)
+		if _, err := Builtin().Get(s.ID); err != nil {
+			return "", noPreparer
+		}
+		if script, err = preparers.ReadFile("preparers/" + s.ID + ".py"); err != nil {
+			return "", noPreparer
+		}
 	}
 	common, err := preparers.ReadFile("preparers/common.py")
 	if err != nil {
@@ -121,7 +184,7 @@ func openRaw(raw string, need []string) (string, func(), error) {
 		}
 		if !found {
 			cleanup()
-			return "", nil, fmt.Errorf("raw data %s lacks %s: download the competition's files from Kaggle (kaggle competitions download -c ...)", raw, strings.ReplaceAll(f, "|", " or "))
+			return "", nil, fmt.Errorf("raw data %s lacks %s (named by the spec's raw_files or split): download the competition's files from Kaggle (kaggle competitions download -c ...), or fix the name in the spec", raw, strings.ReplaceAll(f, "|", " or "))
 		}
 	}
 	return dir, cleanup, nil
@@ -233,7 +296,7 @@ func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int, 
 			"sample_submission": s.Files.SampleSubmission, "answers": s.Files.Answers},
 		"id_column": s.IDColumn, "target_columns": s.TargetColumns, "format": s.Answers.Format,
 		"answer_columns": s.Answers.Columns,
-		"fraction":       s.Validation.Fraction, "seed": s.Validation.Seed, "fold": fold,
+		"fraction":       s.Validation.Fraction, "seed": s.Validation.Seed, "fold": fold, "images": s.Inputs.Images,
 	})
 	if err != nil {
 		return err
@@ -253,3 +316,6 @@ func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int, 
 
 //go:embed carve.py
 var carveScript string
+
+//go:embed generic.py
+var genericScript string

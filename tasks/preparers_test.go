@@ -67,10 +67,14 @@ func TestPreparersMatchMLEBench(t *testing.T) {
 		id       string
 		answers  int // rows of MLE-bench's private answers
 		geometry bool
+		images   int // images in the public images folder, of train and test rows alike
 	}{
 		{id: "random-acts-of-pizza", answers: 1162},
 		{id: "nomad2018-predict-transparent-conductors", answers: 240, geometry: true},
 		{id: "detecting-insults-in-social-commentary", answers: 2647},
+		// Prepared by the generic split from their specs alone.
+		{id: "aerial-cactus-identification", answers: 3325, images: 17500},
+		{id: "movie-review-sentiment-analysis-kernels-only", answers: 46818},
 	}
 	for _, c := range cases {
 		t.Run(c.id, func(t *testing.T) {
@@ -114,6 +118,14 @@ func TestPreparersMatchMLEBench(t *testing.T) {
 			}
 			if got, want := firstLine(t, filepath.Join(val.Public, spec.Files.SampleSubmission)), firstLine(t, filepath.Join(full.Public, spec.Files.SampleSubmission)); got != want {
 				t.Errorf("validation sample submission header %q, the real one has %q", got, want)
+			}
+			if c.images > 0 {
+				for _, d := range []tasks.Dirs{full, val} {
+					got, _ := filepath.Glob(filepath.Join(d.Public, spec.Inputs.Images, "*"+spec.Inputs.ImageExt))
+					if len(got) != c.images {
+						t.Errorf("%s holds %d images, want %d", filepath.Join(d.Public, spec.Inputs.Images), len(got), c.images)
+					}
+				}
 			}
 			if c.geometry {
 				for split, n := range map[string]int{"train": 2160, "test": 240} {

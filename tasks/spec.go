@@ -10,7 +10,9 @@ import (
 	"math"
 	"os"
 	"path"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,6 +45,11 @@ type Spec struct {
 	// Run holds the run settings measured best on this task where they differ from the
 	// platform's defaults (benchmarks/RESULTS.md names the experiments); optional.
 	Run settings.Measured `yaml:"run"`
+	// Preparer is a Python preparer file, relative to the spec file, for a competition the
+	// generic split (split.raw) cannot prepare; it runs after preparers/common.py.
+	Preparer string `yaml:"preparer"`
+	// Dir is the folder of the spec file (empty for a built-in spec): Preparer is relative to it.
+	Dir string `yaml:"-"`
 }
 
 // Inputs names what programs read besides the id and the targets, for the code-action
@@ -78,11 +85,27 @@ type Answers struct {
 	Integer bool `yaml:"integer"`
 }
 
-// Split is MLE-bench's train_test_split of the raw train file.
+// Split is MLE-bench's train_test_split of the raw train file. With Raw set, the generic
+// preparer does it from the spec alone (docs/tasks.md): the raw table's rows are split, the
+// train part is the public train, the test part without the target columns the public test,
+// the test part whole the private answers, and its ids with SampleSubmission's constants the
+// sample submission.
 type Split struct {
 	TestSize    float64 `yaml:"test_size"`
 	RandomState int     `yaml:"random_state"`
+	// Raw is the raw table of labelled rows: a .csv or .tsv file, or a .zip holding one.
+	Raw string `yaml:"raw"`
+	// Stratify is the column train_test_split stratifies on, where MLE-bench does.
+	Stratify string `yaml:"stratify"`
+	// SampleSubmission gives each target column's constant in the sample submission.
+	SampleSubmission map[string]any `yaml:"sample_submission"`
+	// Images is the raw zip or folder holding one <id><inputs.image_ext> file per raw row;
+	// each row's image is copied into the public inputs.images folder.
+	Images string `yaml:"images"`
 }
+
+// Generic reports whether the spec's split prepares the task without a preparer of its own.
+func (s *Spec) Generic() bool { return s.Split.Raw != "" }
 
 // Validation is the leak-free protocol's carve-out of the public train: Folds disjoint shares of
 // Fraction each (fold 1 is the validation split; the others let a run's reward average over
@@ -199,10 +222,71 @@ func (s *Spec) Validate() error {
 	case (s.Modality == "text-classification" || s.Modality == "text-pair" || s.Modality == "span-extraction" ||
 		s.Modality == "ordinal" || s.Modality == "preference") && len(s.Inputs.Text) == 0:
 		return bad("inputs.text", "is empty: name the free-text column(s) programs for a "+s.Modality+" task read")
-	case s.Modality == "image" && (s.Inputs.Images == "" || s.Inputs.ImageExt == ""):
-		return bad("inputs", "an image task needs images (the folder of <id> image files) and image_ext (e.g. .jpg)")
+	case s.Modality == "image" && s.Inputs.Images == "":
+		return bad("inputs.images", "is empty: an image task needs the public folder of its <id><image_ext> image files (image_ext may be empty when the ids are file names)")
+	}
+	if err := s.checkPreparation(bad); err != nil {
+		return err
 	}
 	return s.Limits.check(bad)
+}
+
+// tableExt reports whether name is a table the generic preparer reads.
+func tableExt(name string) bool {
+	base := strings.TrimSuffix(name, ".zip")
+	return strings.HasSuffix(base, ".csv") || strings.HasSuffix(base, ".tsv")
+}
+
+// checkPreparation checks how the task is prepared: the generic split's fields, or a preparer.
+func (s *Spec) checkPreparation(bad func(field, why string) error) error {
+	sp := s.Split
+	if s.Preparer != "" {
+		switch {
+		case s.Generic():
+			return bad("preparer", "and split.raw are both set: give split.raw (the generic split) or a preparer, not both")
+		case !strings.HasSuffix(s.Preparer, ".py"):
+			return bad("preparer", fmt.Sprintf("%q must be a Python file (.py) beside the spec", s.Preparer))
+		}
+		return nil
+	}
+	if !s.Generic() {
+		if sp.Stratify != "" || sp.SampleSubmission != nil || sp.Images != "" {
+			return bad("split.raw", "is empty while other generic split fields are set: name the raw table to split, e.g. train.csv")
+		}
+		return nil
+	}
+	for _, f := range []struct{ field, name string }{{"files.train", s.Files.Train}, {"files.test", s.Files.Test},
+		{"files.sample_submission", s.Files.SampleSubmission}, {"files.answers", s.Files.Answers}} {
+		if !strings.HasSuffix(f.name, ".csv") || strings.ContainsAny(f.name, "/\\") {
+			return bad(f.field, fmt.Sprintf("%q: the generic split writes plain CSV files (the platform's programs read them): name a .csv file without a folder", f.name))
+		}
+	}
+	switch {
+	case !tableExt(sp.Raw):
+		return bad("split.raw", fmt.Sprintf("%q is not a table the generic split reads: give a .csv or .tsv raw file (or a .zip holding one), or write a preparer", sp.Raw))
+	case sp.TestSize <= 0:
+		return bad("split.test_size", "must be above 0 for the generic split (MLE-bench's test_size, e.g. 0.1)")
+	case s.Answers.Format != "columns":
+		return bad("answers.format", "must be columns for the generic split (the answers are the test rows as they are): write a preparer for one-hot answers")
+	case sp.Images != "" && s.Inputs.Images == "":
+		return bad("inputs.images", "is empty while split.images is set: name the public folder the images go to, e.g. images")
+	}
+	for _, c := range s.TargetColumns {
+		if _, ok := sp.SampleSubmission[c]; !ok {
+			return bad("split.sample_submission", fmt.Sprintf("has no value for target column %s: give each target column the sample submission's constant, e.g. {%s: 0.5}", c, c))
+		}
+	}
+	for c, v := range sp.SampleSubmission {
+		if !slices.Contains(s.TargetColumns, c) {
+			return bad("split.sample_submission", fmt.Sprintf("names %s, which is not one of target_columns %v", c, s.TargetColumns))
+		}
+		switch v.(type) {
+		case int, float64, string, bool:
+		default:
+			return bad("split.sample_submission", fmt.Sprintf("%s: %v is not a number or a string", c, v))
+		}
+	}
+	return nil
 }
 
 // LimitBounds are the allowed range of each limit, by its YAML key. Every integer field of
@@ -288,6 +372,9 @@ func (r *Registry) AddFile(file string) (*Spec, error) {
 	}
 	s, err := Parse(data, file)
 	if err != nil {
+		return nil, err
+	}
+	if s.Dir, err = filepath.Abs(filepath.Dir(file)); err != nil {
 		return nil, err
 	}
 	r.specs[s.ID] = s

@@ -400,7 +400,54 @@ def plants():
     write_csv("train.csv", df)
 
 
+def cactus():
+    # 32x32 photos named by their id (x.jpg), zipped in train/ as Kaggle ships them; a cactus is
+    # a dark green vertical stripe on sandy ground.
+    import zipfile
+    from PIL import Image
+
+    n = 200
+    labels = (rng.rand(n) < 0.75).astype(int)
+    ids = [f"{rng.randint(1 << 30):08x}{i:04d}.jpg" for i in range(n)]
+    with zipfile.ZipFile(raw / "train.zip", "w") as z:
+        for i, lab in zip(ids, labels):
+            img = np.empty((32, 32, 3))
+            img[:] = np.array([170, 150, 120]) + rng.normal(0, 15, 3)
+            img += rng.normal(0, 12, (32, 32, 3))
+            if lab:
+                x = rng.randint(4, 26)
+                img[:, x:x + 3] = np.array([50, 90, 45]) + rng.normal(0, 10, 3)
+            buf = io.BytesIO()
+            Image.fromarray(np.clip(img, 0, 255).astype(np.uint8)).save(buf, "JPEG", quality=90)
+            z.writestr(f"train/{i}", buf.getvalue())
+    write_csv("train.csv", pd.DataFrame({"id": ids, "has_cactus": labels}))
+
+
+MOODS = {0: "awful dull mess worst".split(), 1: "flat tired weak bland".split(), 2: [],
+         3: "charming solid fun warm".split(), 4: "brilliant superb masterpiece moving".split()}
+
+
+def movies():
+    # Phrases of sentences (several per SentenceId), tab-separated in a zip as Kaggle ships them.
+    import zipfile
+
+    rows, pid = [], 1
+    for sid in range(1, 121):
+        sentiment = rng.choice(5, p=[0.1, 0.2, 0.4, 0.2, 0.1])
+        text = sentence(MOODS[sentiment], 0.2, 6, 18).split()
+        for k in range(rng.randint(2, 6)):
+            a = rng.randint(0, len(text))
+            phrase = " ".join(text[a:a + rng.randint(1, len(text) - a + 1)])
+            rows.append((pid, sid, phrase, sentiment if k == 0 or rng.rand() < 0.6 else 2))
+            pid += 1
+    df = pd.DataFrame(rows, columns=["PhraseId", "SentenceId", "Phrase", "Sentiment"])
+    with zipfile.ZipFile(raw / "train.tsv.zip", "w") as z:
+        z.writestr("train.tsv", df.to_csv(sep="\t", index=False))
+
+
 {
+    "aerial-cactus-identification": cactus,
+    "movie-review-sentiment-analysis-kernels-only": movies,
     "leaf-classification": leaf,
     "tabular-playground-series-dec-2021": dec,
     "tabular-playground-series-may-2022": may,
