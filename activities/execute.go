@@ -172,7 +172,7 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 	markers := reward.FoundMarkers(run.Output)
 	res := ExecuteResult{SampleID: id, Markers: len(markers), LastMarker: reward.LastMarker(markers),
 		DurationS: run.Duration.Seconds(), TimedOut: run.TimedOut, ExitCode: run.ExitCode}
-	ran := run.ExitCode == 0 && !run.TimedOut
+	ran := run.ExitCode == 0 && !run.TimedOut && run.Failure == ""
 	subFile := filepath.Join(work, "submission.csv")
 	switch {
 	case run.TimedOut:
@@ -181,6 +181,8 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 		res.Reason = fmt.Sprintf("ran out of memory (%d MiB)", spec.Limits.MemoryMB)
 	case run.DiskFull:
 		res.Reason = fmt.Sprintf("disk limit exceeded (%d MiB)", spec.Limits.Disk())
+	case run.Failure != "":
+		res.Reason = run.Failure
 	case !ran:
 		res.Reason = fmt.Sprintf("exited with code %d", run.ExitCode)
 	}
