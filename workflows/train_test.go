@@ -78,6 +78,9 @@ type fakeRun struct {
 	tunes []activities.TuneInput
 	// cvSeconds is each cross-validation's sandbox time, when set (else 2 s).
 	cvSeconds func(id string) float64
+
+	// sampleFallback, when set, is the fallback SamplePrograms reports for a call.
+	sampleFallback func(activities.SampleInput) string
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -120,6 +123,9 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			var refs []activities.SampleRef
 			for _, id := range in.IDs {
 				refs = append(refs, activities.SampleRef{ID: id, Kind: model.KindScratch})
+				if f.sampleFallback != nil {
+					refs[len(refs)-1].Fallback = f.sampleFallback(in)
+				}
 			}
 			return refs, nil
 		})
