@@ -177,6 +177,9 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 	switch {
 	case run.TimedOut:
 		res.Reason = fmt.Sprintf("timed out after %ds", spec.Limits.WallSeconds)
+		if run.DiskFull { // a full disk slows writers down (and may be why it ran out of time)
+			res.Reason += fmt.Sprintf(", having reached its disk limit (%d MiB)", spec.Limits.Disk())
+		}
 	case run.OutOfMemory:
 		res.Reason = fmt.Sprintf("ran out of memory (%d MiB)", spec.Limits.MemoryMB)
 	case run.DiskFull:
@@ -209,6 +212,8 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 				}
 			}
 		}
+	} else if ran && res.Reason != "" {
+		res.Reason = "the program wrote no submission.csv (" + res.Reason + ")" // a full disk, say
 	} else if ran {
 		res.Reason = "the program wrote no submission.csv"
 	}

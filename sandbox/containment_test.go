@@ -153,9 +153,11 @@ func requireCopyOutBounded(t *testing.T, sb Sandbox) {
 			if !strings.Contains(res.Failure, "cannot be copied out") || !strings.Contains(res.Failure, c.want) {
 				t.Errorf("failure %q, want one saying the work folder cannot be copied out, with %q", res.Failure, c.want)
 			}
-			if n := duBytes(work); n > lim.DiskBytes {
+			n := duBytes(work)
+			if n > lim.DiskBytes {
 				t.Errorf("the copy took %d bytes of host disk, over the %d-byte limit", n, lim.DiskBytes)
 			}
+			t.Logf("host disk after copy-out: %.1f MiB (limit %d MiB): %s", float64(n)/(1<<20), lim.DiskBytes>>20, res.Failure)
 		})
 	}
 	// Within the limits everything arrives, and nothing is called a failure.

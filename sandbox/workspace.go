@@ -207,7 +207,9 @@ func (w *workspace) fullSlack() int64 {
 func (w *workspace) checkFull() bool {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(w.root, &st); err == nil {
-		if int64(st.Bavail)*st.Bsize < w.fullSlack() || (st.Files > 0 && st.Ffree == 0) {
+		// ext4 refuses new files with a few dozen inodes still free (16,304 files made of
+		// 16,384 inodes): under 1/64 of them left counts as out of inodes.
+		if int64(st.Bavail)*st.Bsize < w.fullSlack() || (st.Files > 0 && st.Ffree <= st.Files/64) {
 			w.full.Store(true)
 		}
 	}
@@ -279,9 +281,9 @@ func (c *copyLimits) charge(rel string, size int64) error {
 	cost := (size+copyBlock-1)/copyBlock*copyBlock + copyBlock
 	switch {
 	case len(rel) > maxCopyPath:
-		return &overLimit{fmt.Sprintf("a path of %d bytes (%.60s...), over the limit of %d", len(rel), rel, maxCopyPath)}
+		return &overLimit{fmt.Sprintf("a path of %d bytes (%q...), over the limit of %d", len(rel), rel[:60], maxCopyPath)}
 	case depth > maxCopyDepth:
-		return &overLimit{fmt.Sprintf("folders nested %d deep at %.60s..., over the limit of %d", depth, rel, maxCopyDepth)}
+		return &overLimit{fmt.Sprintf("folders nested %d deep at %q, over the limit of %d", depth, tail60(rel), maxCopyDepth)}
 	case c.entries > maxCopyEntries:
 		return &overLimit{fmt.Sprintf("more than %d files and folders", maxCopyEntries)}
 	case cost > c.bytes:
@@ -292,6 +294,8 @@ func (c *copyLimits) charge(rel string, size int64) error {
 	return nil
 }
 
+// tail60 shortens a program's path for a reason, where it is always quoted (%q): its names may
+// hold newlines and terminal escapes, and reasons reach consoles, tables and prompts.
 func tail60(s string) string {
 	if len(s) > 60 {
 		return "..." + s[len(s)-60:]
@@ -387,9 +391,9 @@ func copyTree(src, dst string, uid, gid int, skip map[string]bool, lim *copyLimi
 func relError(rel string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s %s: %w", pe.Op, tail60(rel), pe.Err)
+		return fmt.Errorf("%s %q: %w", pe.Op, tail60(rel), pe.Err)
 	}
-	return fmt.Errorf("%s: %w", tail60(rel), err)
+	return fmt.Errorf("%q: %w", tail60(rel), err)
 }
 
 // copyEntry copies one entry of copyTree.
