@@ -32,11 +32,13 @@ func TestSandboxNoInheritedDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	lf, _ := ln.(*net.TCPListener).File()
-	defer lf.Close()
-	sock, err := syscall.Dup(int(lf.Fd())) // dup clears close-on-exec
+	rc, err := ln.(*net.TCPListener).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
+	}
+	sock := -1
+	if cerr := rc.Control(func(fd uintptr) { sock, err = syscall.Dup(int(fd)) }); cerr != nil || err != nil { // a dup has no close-on-exec
+		t.Fatal(cerr, err)
 	}
 	defer syscall.Close(sock)
 	res, _ := mustRun(t, sb, `import os

@@ -348,14 +348,15 @@ func holdInheritableDescriptors(t *testing.T, canary string, listener net.Listen
 	if err != nil {
 		t.Fatal(err)
 	}
-	lf, err := listener.(*net.TCPListener).File()
+	// Dup'd in place: File().Fd() would switch the listener to blocking mode, and its Accept
+	// would then never return on Close.
+	rc, err := listener.(*net.TCPListener).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock, err := syscall.Dup(int(lf.Fd())) // a dup has no close-on-exec
-	lf.Close()
-	if err != nil {
-		t.Fatal(err)
+	sock := -1
+	if cerr := rc.Control(func(fd uintptr) { sock, err = syscall.Dup(int(fd)) }); cerr != nil || err != nil { // a dup has no close-on-exec
+		t.Fatal(cerr, err)
 	}
 	t.Cleanup(func() { syscall.Close(fd); syscall.Close(sock) })
 }
