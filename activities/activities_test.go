@@ -55,6 +55,10 @@ func TestExecuteTurnsCrashesAndTimeoutsIntoResults(t *testing.T) {
 		{"timeout after importing", "import time\nimport pandas as pd\ntime.sleep(60)\n", -9.9, true, ""},
 		{"runs but writes nothing", "import pandas as pd\n", -9.9, false, ""},
 		{"a symlink as the submission is never read", "import os\nimport pandas as pd\nos.symlink('/etc/passwd', 'submission.csv')\n", -9.9, false, ""},
+		// What the program leaves that copy-out will not bring home is its failure, never a
+		// retry (it used to be "file name too long", an activity error re-running the program).
+		{"leaves a path over 4,096 bytes", "import os\nimport pandas as pd\ntrain = pd.read_csv('input/train.csv')\nfor i in range(20):\n  os.mkdir('x' * 250)\n  os.chdir('x' * 250)\n", -9.8, false, "cannot be copied out: a path of"},
+		{"leaves a sparse file over its disk", "import pandas as pd\ntrain = pd.read_csv('input/train.csv')\nopen('big', 'wb').truncate(1 << 30)\n", -9.8, false, "more than the 64 MiB disk limit once copied"},
 		{"fills its disk", "import pandas as pd\ntrain = pd.read_csv('input/train.csv')\nwith open('big', 'wb') as f:\n  for i in range(200): f.write(b'x' * (1 << 20))\n", -9.8, false, "disk limit exceeded (64 MiB)"},
 	}
 	for i, c := range cases {

@@ -156,27 +156,27 @@ func readFallbacks(b []byte) []CheckpointFallback {
 }
 
 // samplingBackend loads checkpoint key of run for sampling and returns it with the key that
-// loaded. Network policies are cached (decoding one builds its graph) and only read from; an
+// loaded, and the fallback when key was damaged. Network policies are cached (decoding one builds its graph) and only read from; an
 // llm checkpoint is a model reference, read again on each call.
-func (a *Activities) samplingBackend(ctx context.Context, store artifacts.Store, run, key string) (policyBackend, string, error) {
+func (a *Activities) samplingBackend(ctx context.Context, store artifacts.Store, run, key string) (policyBackend, string, *CheckpointFallback, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if b, ok := a.policies[run+"/"+key]; ok {
-		return b, key, nil
+		return b, key, nil, nil
 	}
 	ck, err := a.loadCheckpoint(ctx, store, key)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	b, ok := ck.backend.(*networkBackend)
 	if !ok {
-		return ck.backend, ck.key, nil
+		return ck.backend, ck.key, ck.fallback, nil
 	}
 	// Cached under the checkpoint that loaded: a damaged key is read again (and stepped over)
 	// on each call, so restoring it takes effect.
 	key = ck.key
 	if cached, ok := a.policies[run+"/"+key]; ok {
-		return cached, key, nil
+		return cached, key, ck.fallback, nil
 	}
 	if a.policies == nil {
 		a.policies = map[string]*networkBackend{}
@@ -185,5 +185,5 @@ func (a *Activities) samplingBackend(ctx context.Context, store artifacts.Store,
 		a.policies = map[string]*networkBackend{} // a long-lived worker serves many checkpoints
 	}
 	a.policies[run+"/"+key] = b
-	return b, key, nil
+	return b, key, ck.fallback, nil
 }

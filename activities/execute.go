@@ -172,15 +172,20 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 	markers := reward.FoundMarkers(run.Output)
 	res := ExecuteResult{SampleID: id, Markers: len(markers), LastMarker: reward.LastMarker(markers),
 		DurationS: run.Duration.Seconds(), TimedOut: run.TimedOut, ExitCode: run.ExitCode}
-	ran := run.ExitCode == 0 && !run.TimedOut
+	ran := run.ExitCode == 0 && !run.TimedOut && run.Failure == ""
 	subFile := filepath.Join(work, "submission.csv")
 	switch {
 	case run.TimedOut:
 		res.Reason = fmt.Sprintf("timed out after %ds", spec.Limits.WallSeconds)
+		if run.DiskFull { // a full disk slows writers down (and may be why it ran out of time)
+			res.Reason += fmt.Sprintf(", having reached its disk limit (%d MiB)", spec.Limits.Disk())
+		}
 	case run.OutOfMemory:
 		res.Reason = fmt.Sprintf("ran out of memory (%d MiB)", spec.Limits.MemoryMB)
 	case run.DiskFull:
 		res.Reason = fmt.Sprintf("disk limit exceeded (%d MiB)", spec.Limits.Disk())
+	case run.Failure != "":
+		res.Reason = run.Failure
 	case !ran:
 		res.Reason = fmt.Sprintf("exited with code %d", run.ExitCode)
 	}
@@ -207,6 +212,8 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 				}
 			}
 		}
+	} else if ran && res.Reason != "" {
+		res.Reason = "the program wrote no submission.csv (" + res.Reason + ")" // a full disk, say
 	} else if ran {
 		res.Reason = "the program wrote no submission.csv"
 	}

@@ -124,9 +124,13 @@ func TestDamagedCheckpointFallsBackToThePreviousGoodOne(t *testing.T) {
 				t.Fatal("the damage went unnoticed")
 			}
 			// Sampling steps over it too.
-			_, used, err := a.samplingBackend(ctx, store, "r", runstore.CheckpointKey(2))
+			_, used, fb, err := a.samplingBackend(ctx, store, "r", runstore.CheckpointKey(2))
 			if err != nil || used != runstore.CheckpointKey(1) {
 				t.Fatalf("sampling's policy: used %q, %v; want %s", used, err, runstore.CheckpointKey(1))
+			}
+			// ... and says so, for the workflow to show (SampleRef.Fallback).
+			if fb == nil || fb.Damaged != runstore.CheckpointKey(2) || fb.Used != runstore.CheckpointKey(1) {
+				t.Fatalf("sampling's fallback %+v: want one from %s to %s", fb, runstore.CheckpointKey(2), runstore.CheckpointKey(1))
 			}
 			v, err := env.ExecuteActivity(a.UpdatePolicy, updateInput("r", 3, runstore.CheckpointKey(2)))
 			if err != nil {

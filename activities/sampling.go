@@ -24,10 +24,16 @@ func (a *Activities) SamplePrograms(ctx context.Context, in SampleInput) ([]Samp
 	if in.Purpose == PurposeEvalImprove && len(in.ImproveOf) != len(in.IDs) {
 		return nil, badInput("eval-improve needs one previous sample per id (%d ids, %d previous)", len(in.IDs), len(in.ImproveOf))
 	}
-	b, used, err := a.samplingBackend(ctx, store, in.Run, in.Checkpoint)
+	b, used, fallback, err := a.samplingBackend(ctx, store, in.Run, in.Checkpoint)
 	if err != nil {
 		return nil, err
 	}
 	in.Checkpoint = used // the samples record the checkpoint that wrote them
-	return b.sample(ctx, store, spec, in, buffer)
+	refs, err := b.sample(ctx, store, spec, in, buffer)
+	if fallback != nil {
+		for i := range refs {
+			refs[i].Fallback = fallback.String()
+		}
+	}
+	return refs, err
 }

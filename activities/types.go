@@ -87,6 +87,9 @@ type SampleRef struct {
 	Prev    string `json:"prev,omitempty"`
 	Actions string `json:"actions"`
 	Redraws int    `json:"redraws,omitempty"` // draws rejected as repeats of earlier programs
+	// Fallback says the checkpoint asked for was damaged and an earlier good one wrote the
+	// program (CheckpointFallback.String), so the workflow can show it, not only the worker's log.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // InstrumentInput names the samples whose programs get progress prints (one call per batch of

@@ -124,6 +124,33 @@ func (l *Local) baseArgs() []string {
 		"--setenv", "OMP_NUM_THREADS", "1", "--setenv", "OPENBLAS_NUM_THREADS", "1", "--setenv", "MKL_NUM_THREADS", "1")
 }
 
+// sealArgs close bubblewrap's own tmpfs areas, which it makes writable by the program and
+// which no disk quota covers (their pages are charged to the memory cgroup at most): / (with
+// the folders bwrap creates in it for its mounts: /code, /etc, /work's parent) and /dev become
+// read-only once every mount is in place (each remount is of that mount alone: /tmp, /work and
+// the device nodes stay usable), and /dev/shm, where POSIX semaphores and shared memory live,
+// is a tmpfs of shmBytes, as Docker gives containers by default.
+var sealArgs = []string{"--size", strconv.Itoa(shmBytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--remount-ro", "/"}
+
+const shmBytes = 64 << 20
+
+// closeOnExecAbove2 marks every descriptor of this process above stderr close-on-exec, so the
+// sandbox gets none: Go opens its own with O_CLOEXEC, but one inherited from this process's
+// parent, or opened by a library, would otherwise reach the program, which could read and write
+// through it whatever it points to (a root-only file, a socket to the platform's services).
+func closeOnExecAbove2() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing this process's descriptors, to keep them from the sandbox: %w", err)
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd) // the listing's own descriptor is gone by now: EBADF, harmless
+		}
+	}
+	return nil
+}
+
 // dropToNobody starts bubblewrap as uid/gid 65534 with no groups and no capabilities left to
 // inherit or regain, when this process is root. As root, bwrap would otherwise keep the
 // program's user namespace mapped to host root (or create none): the program then held every
@@ -212,15 +239,15 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 		argv = append(append(append([]string{}, dropToNobody...), "bwrap"), l.baseArgs()...)
 		argv = append(argv, "--bind", ws.Tmp(), "/tmp", "--bind", ws.Work(), WorkMount,
 			"--ro-bind", ws.Data(), WorkMount+"/"+InputDir,
-			"--ro-bind", ws.Program(), "/code/solution.py",
-			"--chdir", WorkMount, "--", l.Python, "-u", "/code/solution.py")
+			"--ro-bind", ws.Program(), "/code/solution.py")
+		argv = append(append(argv, sealArgs...), "--chdir", WorkMount, "--", l.Python, "-u", "/code/solution.py")
 	default:
 		argv = append([]string{"bwrap"}, l.baseArgs()...)
 		argv = append(argv, "--size", strconv.FormatInt(disk, 10), "--tmpfs", "/tmp",
 			"--bind", spec.WorkDir, WorkMount,
 			"--ro-bind", spec.DataDir, WorkMount+"/"+InputDir,
-			"--ro-bind", spec.Program, "/code/solution.py",
-			"--chdir", WorkMount, "--", l.Python, "-u", "/code/solution.py")
+			"--ro-bind", spec.Program, "/code/solution.py")
+		argv = append(append(argv, sealArgs...), "--chdir", WorkMount, "--", l.Python, "-u", "/code/solution.py")
 	}
 	cmd := exec.Command("/bin/sh", append([]string{"-c", prelude.String(), "sh"}, argv...)...)
 	cmd.Dir = spec.WorkDir
@@ -231,6 +258,10 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 	// sandbox's first process (unshare, whose --kill-child then ends the program's pid
 	// namespace; or bwrap itself, or the unsafe python): a program never outlives its worker.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// bwrap stays the sandbox's pid 1 and keeps the environment it was started with, readable
+	// by the program at /proc/1/environ (--clearenv cleans only the program's): it gets nothing
+	// of this process's (API keys, AWS_*), only the PATH that finds bwrap.
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	if l.Unsafe {
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + spec.WorkDir, "OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "MPLCONFIGDIR=" + spec.WorkDir}
 	}
@@ -248,6 +279,10 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 		// never retires it (nor lends it to a goroutine that might) while the program runs.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		if err := closeOnExecAbove2(); err != nil {
+			started <- err
+			return
+		}
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
@@ -306,9 +341,11 @@ func (l *Local) Run(ctx context.Context, spec Spec, progress func(Progress)) (re
 		}
 		if ws != nil {
 			res.DiskFull = ws.checkFull() || diskErrorIn(res.Output) // a program faking it only mislabels its own failure
-			if err := ws.copyOut(spec.WorkDir); err != nil {
+			failure, err := ws.copyOut(spec.WorkDir)
+			if err != nil {
 				errs = append(errs, fmt.Errorf("copying the work dir out of the workspace: %w", err))
 			}
+			res.Failure = failure
 		}
 		return errors.Join(errs...)
 	}

@@ -278,9 +278,11 @@ func (d *Docker) Run(ctx context.Context, spec Spec, progress func(Progress)) (r
 		}
 		if ws != nil {
 			res.DiskFull = ws.checkFull() || diskErrorIn(res.Output) // a program faking it only mislabels its own failure
-			if err := ws.copyOut(work); err != nil {
+			failure, err := ws.copyOut(work)
+			if err != nil {
 				return fmt.Errorf("copying the work dir out of the workspace: %w", err)
 			}
+			res.Failure = failure
 		}
 		return nil
 	}

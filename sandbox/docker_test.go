@@ -298,3 +298,5 @@ func TestDockerDiskLimit(t *testing.T) {
 }
 
 func TestDockerOddFilesKept(t *testing.T) { requireOddFilesKept(t, newDockerSandbox(t).sb) }
+
+func TestDockerCopyOutBounded(t *testing.T) { requireCopyOutBounded(t, newDockerSandbox(t).sb) }

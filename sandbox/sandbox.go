@@ -29,10 +29,13 @@ type Spec struct {
 
 // Result is how a run ended. A program's crash or timeout is a Result, never an error.
 type Result struct {
-	ExitCode    int           `json:"exit_code"`
-	TimedOut    bool          `json:"timed_out"`
-	OutOfMemory bool          `json:"out_of_memory"`
-	DiskFull    bool          `json:"disk_full"`    // the work folder and /tmp reached Limits.DiskBytes
+	ExitCode    int  `json:"exit_code"`
+	TimedOut    bool `json:"timed_out"`
+	OutOfMemory bool `json:"out_of_memory"`
+	DiskFull    bool `json:"disk_full"` // the work folder and /tmp reached Limits.DiskBytes
+	// Failure is why the run failed after the program ended, for what it left behind (its work
+	// folder over copy-out's limits, say): the program's failure, never the sandbox's.
+	Failure     string        `json:"failure,omitempty"`
 	Output      string        `json:"output"`       // the last Limits.OutputBytes of stdout+stderr
 	OutputBytes int64         `json:"output_bytes"` // everything the program printed
 	Duration    time.Duration `json:"duration"`

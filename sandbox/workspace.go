@@ -207,7 +207,9 @@ func (w *workspace) fullSlack() int64 {
 func (w *workspace) checkFull() bool {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(w.root, &st); err == nil {
-		if int64(st.Bavail)*st.Bsize < w.fullSlack() || (st.Files > 0 && st.Ffree == 0) {
+		// ext4 refuses new files with a few dozen inodes still free (16,304 files made of
+		// 16,384 inodes): under 1/64 of them left counts as out of inodes.
+		if int64(st.Bavail)*st.Bsize < w.fullSlack() || (st.Files > 0 && st.Ffree <= st.Files/64) {
 			w.full.Store(true)
 		}
 	}
@@ -217,15 +219,99 @@ func (w *workspace) checkFull() bool {
 // copyIn copies the caller's work dir into the workspace (normally empty: nothing to do). Its
 // ./input (a symlink the unsandboxed runner leaves, say) is not: the data is mounted there.
 func (w *workspace) copyIn(dir string) error {
-	return copyTree(dir, w.Work(), w.uid, w.gid, map[string]bool{InputDir: true})
+	return copyTree(dir, w.Work(), w.uid, w.gid, map[string]bool{InputDir: true}, nil)
 }
 
 // copyOut copies what the program left in its work folder to dir, owned by the program's
 // uid as if it had written there. The mount point of the public data is left out. The program's
 // processes are all gone by now, so nothing changes under the walk; symlinks are copied as
 // links, never followed.
-func (w *workspace) copyOut(dir string) error {
-	return copyTree(w.Work(), dir, w.uid, w.gid, map[string]bool{InputDir: true})
+//
+// The copy has limits of its own (copyLimits), since what costs the program little in its
+// workspace can cost the host much more once copied: a sparse file, hard links to one file.
+// Over a limit, or a file the host cannot hold (a path too long), the copy stops and failure
+// says why: the program failed, not the sandbox. err is the host's own failure (its disk full).
+func (w *workspace) copyOut(dir string) (failure string, err error) {
+	err = copyTree(w.Work(), dir, w.uid, w.gid, map[string]bool{InputDir: true}, newCopyLimits(w.limit))
+	var over *overLimit
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.As(err, &over):
+		return "its work folder cannot be copied out: " + over.why, nil
+	case hostFault(err):
+		return "", err
+	}
+	return "its work folder cannot be copied out: " + err.Error(), nil
+}
+
+// Copy-out's bounds besides the bytes (the disk limit): enough for any real program's outputs,
+// and far below what makes the walk slow or the host's paths fail (PATH_MAX is 4096 bytes,
+// including the host folder the copy goes to).
+const (
+	maxCopyEntries = 100_000
+	maxCopyDepth   = 64
+	maxCopyPath    = 2048
+)
+
+// copyLimits is what copy-out may still write. Every file is charged its full length rounded
+// up to a block, as it is written (a sparse file's holes become data; each hard link is a copy),
+// and every entry a block, for its inode and folder entry.
+type copyLimits struct {
+	limit, bytes int64
+	entries      int
+}
+
+func newCopyLimits(bytes int64) *copyLimits { return &copyLimits{limit: bytes, bytes: bytes} }
+
+const copyBlock = 4096
+
+// overLimit is a copy-out stopped by copyLimits; why names the limit and the file.
+type overLimit struct{ why string }
+
+func (o *overLimit) Error() string { return o.why }
+
+// charge takes size bytes (plus the entry's block) for rel, or says which limit it passes.
+func (c *copyLimits) charge(rel string, size int64) error {
+	if c == nil {
+		return nil
+	}
+	c.entries++
+	depth := strings.Count(rel, string(filepath.Separator)) + 1
+	cost := (size+copyBlock-1)/copyBlock*copyBlock + copyBlock
+	switch {
+	case len(rel) > maxCopyPath:
+		return &overLimit{fmt.Sprintf("a path of %d bytes (%q...), over the limit of %d", len(rel), rel[:60], maxCopyPath)}
+	case depth > maxCopyDepth:
+		return &overLimit{fmt.Sprintf("folders nested %d deep at %q, over the limit of %d", depth, tail60(rel), maxCopyDepth)}
+	case c.entries > maxCopyEntries:
+		return &overLimit{fmt.Sprintf("more than %d files and folders", maxCopyEntries)}
+	case cost > c.bytes:
+		return &overLimit{fmt.Sprintf("its files take more than the %d MiB disk limit once copied (sparse files and hard links count at their full size; %q alone is %d bytes)",
+			c.limit>>20, tail60(rel), size)}
+	}
+	c.bytes -= cost
+	return nil
+}
+
+// tail60 shortens a program's path for a reason, where it is always quoted (%q): its names may
+// hold newlines and terminal escapes, and reasons reach consoles, tables and prompts.
+func tail60(s string) string {
+	if len(s) > 60 {
+		return "..." + s[len(s)-60:]
+	}
+	return s
+}
+
+// hostFault reports whether a copy failed for want of the host's own resources, which is the
+// platform's failure (retried elsewhere), not the program's.
+func hostFault(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EROFS, syscall.ENOMEM, syscall.EMFILE, syscall.ENFILE} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // close unmounts everything (lazily if busy) and removes the mount point.
@@ -252,7 +338,9 @@ func (w *workspace) close() error {
 // needed), skipping top-level names in skip and anything else (sockets, devices). Files are
 // chowned to uid:gid when uid >= 0 and we are root. An existing non-folder at a destination
 // path is replaced, so a planted symlink is never written through.
-func copyTree(src, dst string, uid, gid int, skip map[string]bool) error {
+//
+// lim (nil: none) bounds what is written; errors name paths relative to src.
+func copyTree(src, dst string, uid, gid int, skip map[string]bool, lim *copyLimits) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
@@ -263,12 +351,15 @@ func copyTree(src, dst string, uid, gid int, skip map[string]bool) error {
 		return os.Lchown(p, uid, gid)
 	}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+		rel, rerr := filepath.Rel(src, p)
+		if rerr != nil {
+			return rerr
 		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil || rel == "." {
-			return err
+		if err != nil {
+			return relError(rel, err)
+		}
+		if rel == "." {
+			return nil
 		}
 		if skip[rel] {
 			if d.IsDir() {
@@ -279,43 +370,68 @@ func copyTree(src, dst string, uid, gid int, skip map[string]bool) error {
 		target := filepath.Join(dst, rel)
 		info, err := d.Info()
 		if err != nil {
+			return relError(rel, err)
+		}
+		var size int64
+		if d.Type().IsRegular() {
+			size = info.Size()
+		}
+		if err := lim.charge(rel, size); err != nil {
 			return err
 		}
-		if st, err := os.Lstat(target); err == nil && !(st.IsDir() && d.IsDir()) {
-			if err := os.RemoveAll(target); err != nil {
-				return err
-			}
+		if err := copyEntry(p, target, d, info, chown); err != nil {
+			return relError(rel, err)
 		}
-		switch {
-		case d.IsDir():
-			if err := os.Mkdir(target, info.Mode().Perm()|0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-				return err
-			}
-			return chown(target)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if err := os.Symlink(link, target); err != nil {
-				return err
-			}
-			return chown(target)
-		case d.Type().IsRegular():
-			return copyFile(p, target, info.Mode().Perm(), chown)
-		case d.Type()&fs.ModeNamedPipe != 0:
-			// Recreated, not read (a read would block): the caller sees what the program left,
-			// e.g. a FIFO named submission.csv, and refuses it as not a regular file.
-			if err := syscall.Mkfifo(target, uint32(info.Mode().Perm())); err != nil {
-				return err
-			}
-			return chown(target)
-		}
-		return nil // sockets and devices (which nodev makes useless anyway) are dropped
+		return nil
 	})
 }
 
-func copyFile(src, dst string, perm fs.FileMode, chown func(string) error) error {
+// relError names the failing file by its path in the copied tree (the host's folders are
+// nobody's business in a program's failure reason), keeping the cause for errors.Is.
+func relError(rel string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %q: %w", pe.Op, tail60(rel), pe.Err)
+	}
+	return fmt.Errorf("%q: %w", tail60(rel), err)
+}
+
+// copyEntry copies one entry of copyTree.
+func copyEntry(p, target string, d fs.DirEntry, info fs.FileInfo, chown func(string) error) error {
+	if st, err := os.Lstat(target); err == nil && !(st.IsDir() && d.IsDir()) {
+		if err := os.RemoveAll(target); err != nil {
+			return err
+		}
+	}
+	switch {
+	case d.IsDir():
+		if err := os.Mkdir(target, info.Mode().Perm()|0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return chown(target)
+	case d.Type()&fs.ModeSymlink != 0:
+		link, err := os.Readlink(p)
+		if err != nil {
+			return err
+		}
+		if err := os.Symlink(link, target); err != nil {
+			return err
+		}
+		return chown(target)
+	case d.Type().IsRegular():
+		return copyFile(p, target, info.Size(), info.Mode().Perm(), chown)
+	case d.Type()&fs.ModeNamedPipe != 0:
+		// Recreated, not read (a read would block): the caller sees what the program left,
+		// e.g. a FIFO named submission.csv, and refuses it as not a regular file.
+		if err := syscall.Mkfifo(target, uint32(info.Mode().Perm())); err != nil {
+			return err
+		}
+		return chown(target)
+	}
+	return nil // sockets and devices (which nodev makes useless anyway) are dropped
+}
+
+func copyFile(src, dst string, size int64, perm fs.FileMode, chown func(string) error) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -325,7 +441,8 @@ func copyFile(src, dst string, perm fs.FileMode, chown func(string) error) error
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	// Never more than the length charged for it (the program is gone; this is a guard).
+	if _, err := io.Copy(out, io.LimitReader(in, size)); err != nil {
 		out.Close()
 		return err
 	}

@@ -156,13 +156,14 @@ func reportOf(ctx context.Context, c client.Client, info runInfo) string {
 }
 
 // printFallbacks lists the damaged checkpoints the run stepped over: from the progress query
-// while it runs, else from the run directory's recovery log.
+// while it runs, and from the run directory's recovery log, where every checkpoint load that
+// fell back (sampling, updates, a recovery) appends one, whether or not the workflow heard.
 func printFallbacks(out io.Writer, runDir string, info runInfo, fallbacks []string) {
-	if len(fallbacks) == 0 && info.Store == "" {
+	if info.Store == "" {
 		b, _ := os.ReadFile(filepath.Join(runDir, runstore.RecoveryKey))
 		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 			var f activities.CheckpointFallback
-			if json.Unmarshal([]byte(l), &f) == nil && f.Damaged != "" {
+			if json.Unmarshal([]byte(l), &f) == nil && f.Damaged != "" && !slices.Contains(fallbacks, f.String()) {
 				fallbacks = append(fallbacks, f.String())
 			}
 		}

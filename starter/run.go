@@ -473,6 +473,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 	for {
 		select {
 		case err := <-done:
+			show() // the last notes (a fallback of the final evaluation's sampling) since the last tick
 			if err != nil {
 				return fmt.Errorf("the training workflow failed: %w (details in the Web UI and %s)", err, filepath.Join(runDir, "worker.log"))
 			}

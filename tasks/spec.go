@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -137,6 +138,53 @@ type Limits struct {
 	// Where the sandbox runs as root this is a tmpfs, i.e. memory: keep it well below memory_mb
 	// times the concurrent programs' share of the host.
 	DiskMB int `yaml:"disk_mb"`
+}
+
+// UnmarshalYAML refuses a limit that is not a whole number, naming the field: the YAML
+// decoder would otherwise truncate it silently (wall_seconds: 1.5 ran with 1 s). A whole
+// number written as a float (2.0, 1e3) is taken as it is. Unknown keys are refused, as the
+// rest of the spec's are.
+func (l *Limits) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: field limits must be a mapping of wall_seconds, memory_mb, processes, output_kb, disk_mb", n.Line)
+	}
+	fields := map[string]reflect.Value{}
+	v := reflect.ValueOf(l).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		fields[key] = v.Field(i)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		f, ok := fields[k.Value]
+		if !ok {
+			return fmt.Errorf("line %d: field limits.%s not found: the limits are %s", k.Line, k.Value, strings.Join(limitKeys(), ", "))
+		}
+		var x float64
+		if val.Kind != yaml.ScalarNode || val.Decode(&x) != nil {
+			return fmt.Errorf("line %d: field limits.%s: %q is not a number: give a whole number", val.Line, k.Value, val.Value)
+		}
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			return fmt.Errorf("line %d: field limits.%s: %s is not a finite number: give a whole number", val.Line, k.Value, val.Value)
+		case x != math.Trunc(x):
+			return fmt.Errorf("line %d: field limits.%s: %s is not a whole number: limits are whole units (seconds, MiB, KiB, processes), so write %s or %s",
+				val.Line, k.Value, val.Value, strconv.FormatFloat(math.Floor(x), 'f', -1, 64), strconv.FormatFloat(math.Ceil(x), 'f', -1, 64))
+		case math.Abs(x) > 1<<53:
+			x = math.Copysign(1<<53, x) // far out of every limit's range, which Validate reports
+		}
+		f.SetInt(int64(x))
+	}
+	return nil
+}
+
+func limitKeys() []string {
+	t := reflect.TypeOf(Limits{})
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i], _, _ = strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+	}
+	return keys
 }
 
 // DefaultDiskMB is a program's disk quota when a spec gives no limits.disk_mb.

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/log"
@@ -329,6 +330,20 @@ func (r *trainRun) crossesBudget(d float64, mayLeaveOut bool) bool {
 	return false
 }
 
+// noteFallback shows a damaged checkpoint that sampling stepped over where the user looks: the
+// progress query (`starter status`, the console's notes) and the next iteration's metrics line.
+// Sampling meets it again on each call until an update replaces it: it is noted once.
+func (r *trainRun) noteFallback(fb string) {
+	if slices.Contains(r.st.Fallbacks, fb) {
+		return
+	}
+	r.st.Fallbacks = append(r.st.Fallbacks, fb)
+	if r.st.NewFallback == "" {
+		r.st.NewFallback = fb
+	}
+	r.logger.Warn("damaged checkpoint stepped over while sampling", "detail", fb)
+}
+
 // sample draws programs from the current policy and instruments them (progress prints) in one
 // activity each.
 func (r *trainRun) sample(ctx workflow.Context, summary string, in activities.SampleInput) ([]activities.SampleRef, error) {
@@ -336,6 +351,9 @@ func (r *trainRun) sample(ctx workflow.Context, summary string, in activities.Sa
 	var refs []activities.SampleRef
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "%s", summary), r.acts.SamplePrograms, in).Get(ctx, &refs); err != nil {
 		return nil, err
+	}
+	if len(refs) > 0 && refs[0].Fallback != "" {
+		r.noteFallback(refs[0].Fallback)
 	}
 	if len(in.IDs) == 0 {
 		return refs, nil
@@ -383,7 +401,9 @@ func (r *trainRun) iterate(ctx workflow.Context) error {
 	m.PPO = up.Stats
 	if up.Fallback != "" {
 		m.CheckpointFallback = up.Fallback
-		r.st.Fallbacks = append(r.st.Fallbacks, up.Fallback)
+		if !slices.Contains(r.st.Fallbacks, up.Fallback) {
+			r.st.Fallbacks = append(r.st.Fallbacks, up.Fallback)
+		}
 		r.logger.Warn("damaged checkpoint stepped over", "detail", up.Fallback)
 	}
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.gpu, "refresh the self-improve buffer"), r.acts.RefreshBuffer, activities.BufferInput{

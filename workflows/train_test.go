@@ -81,6 +81,9 @@ type fakeRun struct {
 	// updateWall is how long each policy update takes on the workflow's clock (the mocked
 	// executions take real milliseconds, which that clock does not see).
 	updateWall time.Duration
+
+	// sampleFallback, when set, is the fallback SamplePrograms reports for a call.
+	sampleFallback func(activities.SampleInput) string
 }
 
 func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, score func(id string) *float64) *testsuite.TestWorkflowEnvironment {
@@ -123,6 +126,9 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			var refs []activities.SampleRef
 			for _, id := range in.IDs {
 				refs = append(refs, activities.SampleRef{ID: id, Kind: model.KindScratch})
+				if f.sampleFallback != nil {
+					refs[len(refs)-1].Fallback = f.sampleFallback(in)
+				}
 			}
 			return refs, nil
 		})

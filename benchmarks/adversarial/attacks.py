@@ -22,6 +22,7 @@ CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 HOST_ANSWERS = "{{HOST_ANSWERS}}"      # the private answers' path on the host
 HOST_CANARY = "{{HOST_CANARY}}"        # a secret file on the host, readable by root only
 LISTEN_PORT = int("{{LISTEN_PORT}}")   # a TCP listener on the host's loopback
+ABSTRACT_SOCKET = "{{ABSTRACT_SOCKET}}"  # an abstract unix socket the host listens on
 
 
 def report(case, ok, what):
@@ -211,6 +212,177 @@ def network(case):
     report(case, any(n != "lo" for n in names), "network interfaces: %s" % names)
     attempt(case, "open a raw socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
     attempt(case, "open a packet socket", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))
+
+
+def inherited_fds(case):
+    # The platform holds a descriptor to a root-only file and a listening socket without
+    # close-on-exec: neither may be open in the program.
+    held = 0
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd <= 2:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+        held += 1
+        target = os.readlink("/proc/self/fd/%d" % fd)
+        try:
+            report(case, True, "inherited fd %d -> %s reads %r" % (fd, target, os.pread(fd, 64, 0)))
+        except OSError as e:
+            report(case, True, "inherited fd %d -> %s (%s)" % (fd, target, e))
+    if not held:
+        report(case, False, "no descriptor above stderr inherited")
+
+
+def environ_secrets(case):
+    # The platform's environment holds API keys and AWS_* credentials: none may show up in the
+    # program's environment or any visible process's (/proc/1 is the sandbox's init).
+    found, read = [], 0
+    for p in ["/proc/self/environ"] + glob.glob("/proc/[0-9]*/environ"):
+        try:
+            env = open(p, "rb").read().decode(errors="replace")
+            read += 1
+        except OSError as e:
+            report(case, False, "read %s: %s" % (p, e))
+            continue
+        for kv in env.split("\0"):
+            if kv.startswith(("AWS_", "MLERL_", "OPENAI_", "ANTHROPIC_")) or "KEY" in kv.split("=")[0]:
+                found.append("%s: %s" % (p, kv))
+    report(case, bool(found), "platform variables in %d environments: %s" % (read, found or "none"))
+
+
+def system_tmpfs_fill(case):
+    # bwrap's own tmpfs areas (and Docker's) must not be storage beside the disk quota: each
+    # refuses writes, or stops well below the 96 MiB tried here (/dev/shm: 64 MiB).
+    chunk = b"x" * (8 << 20)
+    for d in ["/", "/code", "/etc", "/dev", "/dev/shm", "/run", "/var/tmp", "/home"]:
+        p, n = os.path.join(d, "mlerl-fill"), 0
+        try:
+            with open(p, "wb") as f:
+                while n < (96 << 20):
+                    f.write(chunk)
+                    f.flush()
+                    n += len(chunk)
+        except OSError as e:
+            pass
+        try:
+            n = os.stat(p).st_size
+            os.remove(p)
+        except OSError:
+            pass
+        report(case, n >= (96 << 20), "%d MiB written to %s" % (n >> 20, d))
+
+
+def sparse_file(case):
+    # 1 GiB of holes costs nothing here and 1 GiB on the host once copied out, without a bound.
+    with open("big.bin", "wb") as f:
+        f.truncate(1 << 30)
+    uniform().to_csv("submission.csv", index=False)
+
+
+def hard_links(case):
+    # One 20 MiB file, 40 names: 820 MiB once each link is copied as a file.
+    with open("f.bin", "wb") as f:
+        f.write(os.urandom(20 << 20))
+    for i in range(40):
+        os.link("f.bin", "link%02d.bin" % i)
+    uniform().to_csv("submission.csv", index=False)
+
+
+def many_small_files(case):
+    # Files until the workspace has no inode left: bounded there, and copied out within budget.
+    n = 0
+    try:
+        os.mkdir("many")
+        while n < 200000:
+            open("many/%d" % n, "w").close()
+            n += 1
+    except OSError as e:
+        report(case, n >= 200000, "created %d files before: %s" % (n, e))
+
+
+def deep_tree(case):
+    os.makedirs("/".join(["d"] * 200))
+    uniform().to_csv("submission.csv", index=False)
+
+
+def escape_names(case):
+    # Names with a newline, terminal escapes and invalid UTF-8, nested past copy-out's depth
+    # limit so that the failure's reason names one: it must come quoted, never raw.
+    name = b"n\nESCAPED escape-names: raw name in a reason\x1b[2J\xff"
+    os.makedirs(b"/".join([name] * 70))
+    uniform().to_csv("submission.csv", index=False)
+
+
+def long_path(case):
+    # A path over 4,096 bytes, which the host cannot copy: the program's failure, not a retry.
+    for _ in range(20):
+        os.mkdir("x" * 250)
+        os.chdir("x" * 250)
+    open("f", "w").close()
+    os.chdir("/work")
+    uniform().to_csv("submission.csv", index=False)
+
+
+def special_files(case):
+    # Sockets, FIFOs, symlinks to host files and symlink loops are never followed nor read.
+    s = socket.socket(socket.AF_UNIX)
+    s.bind("sock")
+    os.mkfifo("fifo")
+    os.symlink(HOST_CANARY, "canary-link")
+    os.symlink("loop-b", "loop-a")
+    os.symlink("loop-a", "loop-b")
+    os.symlink("/", "root-link")
+
+
+def ancestor_descriptors(case):
+    # Other processes' descriptors and roots (the sandbox's init, bwrap or docker-init): none
+    # may open a file of the host's.
+    for pid in [d for d in os.listdir("/proc") if d.isdigit() and int(d) != os.getpid()]:
+        for fd in glob.glob("/proc/%s/fd/*" % pid):
+            try:
+                target = os.readlink(fd)
+            except OSError as e:
+                report(case, False, "readlink %s: %s" % (fd, e))
+                continue
+            try:
+                with open(fd, "rb") as f:
+                    data = f.read(64) if os.path.isfile(fd) else b""
+                report(case, target.startswith("/") and not target.startswith("/dev/"), "opened %s -> %s: %r" % (fd, target, data))
+            except OSError as e:
+                report(case, False, "open %s -> %s: %s" % (fd, target, e))
+        try:
+            extra = sorted(set(os.listdir("/proc/%s/root" % pid)) - set(os.listdir("/")))
+            report(case, bool(extra), "/proc/%s/root shows more than our /: %s" % (pid, extra))
+        except OSError as e:
+            report(case, False, "list /proc/%s/root: %s" % (pid, e))
+    report(case, False, "ancestors checked")
+
+
+def abstract_socket(case):
+    # Abstract unix sockets belong to a network namespace: the host's must be unreachable.
+    def connect():
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(2)
+        s.connect("\0" + ABSTRACT_SOCKET)
+        return s
+    attempt(case, "connect to the host's abstract socket @" + ABSTRACT_SOCKET, connect)
+
+
+def huge_line(case):
+    # 64 MiB on one line, no newline: the platform keeps only the output's tail.
+    sys.stdout.write("z" * (64 << 20))
+    sys.stdout.flush()
+    print()
+
+
+def binary_output(case):
+    # NULs, invalid UTF-8 and terminal escapes in the output are stored, never interpreted.
+    sys.stdout.buffer.write(b"\x00\xff\xfe\x1b[2J\x1b]0;owned\x07" + os.urandom(65536) + b"\n")
+    sys.stdout.flush()
+    print()
 
 
 def tamper_program(case):

@@ -119,6 +119,34 @@ func inputCases() []inputCase {
 			args: func(e inputEnv) []string {
 				return e.run("--task-spec", e.specWith("spec-mem.yaml", "memory_mb: 4096", "memory_mb: -5"))
 			}, want: []string{"memory_mb"}},
+		{name: "task-spec-fractional-wall", expect: "refused, naming wall_seconds and the whole numbers to write (was truncated to 1 s)",
+			args: func(e inputEnv) []string {
+				return e.run("--task-spec", e.specWith("spec-wall-frac.yaml", "wall_seconds: 300", "wall_seconds: 1.5"))
+			}, want: []string{"limits.wall_seconds", "not a whole number", "1 or 2"}},
+		{name: "task-spec-fractional-memory", expect: "refused, naming memory_mb",
+			args: func(e inputEnv) []string {
+				return e.run("--task-spec", e.specWith("spec-mem-frac.yaml", "memory_mb: 4096", "memory_mb: 4095.5"))
+			}, want: []string{"limits.memory_mb", "4095 or 4096"}},
+		{name: "task-spec-fractional-disk", expect: "refused, naming disk_mb (0.5 was truncated to 0, the 1 GiB default)",
+			args: func(e inputEnv) []string {
+				return e.run("--task-spec", e.specWith("spec-disk-frac.yaml", "output_kb: 256", "output_kb: 256\n  disk_mb: 0.5"))
+			}, want: []string{"limits.disk_mb", "not a whole number"}},
+		{name: "task-spec-limit-text", expect: "refused, naming processes: not a number",
+			args: func(e inputEnv) []string {
+				return e.run("--task-spec", e.specWith("spec-proc-text.yaml", "processes: 64", "processes: lots"))
+			}, want: []string{"limits.processes", "not a number"}},
+		{name: "task-spec-limit-misspelt", expect: "refused, naming the unknown limit and the known ones",
+			args: func(e inputEnv) []string {
+				return e.run("--task-spec", e.specWith("spec-limit-key.yaml", "output_kb: 256", "outptu_kb: 256"))
+			}, want: []string{"outptu_kb", "output_kb"}},
+		{name: "task-spec-disk-huge", expect: "refused, naming disk_mb and its range",
+			args: func(e inputEnv) []string {
+				return e.run("--task-spec", e.specWith("spec-disk-huge.yaml", "output_kb: 256", "output_kb: 256\n  disk_mb: 99999999"))
+			}, want: []string{"limits.disk_mb", "between"}},
+		{name: "task-spec-processes-0", expect: "refused, naming processes and its range",
+			args: func(e inputEnv) []string {
+				return e.run("--task-spec", e.specWith("spec-proc-0.yaml", "processes: 64", "processes: 0"))
+			}, want: []string{"limits.processes", "between 1"}},
 		{name: "task-spec-unknown-metric", expect: "refused, naming the metric",
 			args: func(e inputEnv) []string {
 				return e.run("--task-spec", e.specWith("spec-metric.yaml", "metric: multi-class-log-loss", "metric: telepathy"))

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"go.temporal.io/sdk/testsuite"
@@ -34,8 +35,9 @@ var attacksPy string
 
 const task = "leaf-classification"
 
-// The limits every case runs under: small, so resource attacks end in seconds.
-var limits = tasks.Limits{WallSeconds: 10, MemoryMB: 512, Processes: 64, OutputKB: 64, DiskMB: 256}
+// The limits every case runs under: small, so resource attacks end in seconds. The disk is
+// 128 MiB: filling 256 MiB of an ext4 image took 10 s and more on a loaded 2-core machine.
+var limits = tasks.Limits{WallSeconds: 10, MemoryMB: 512, Processes: 64, OutputKB: 64, DiskMB: 128}
 
 // outcome is what one program did, as the platform recorded it and as the host shows it.
 type outcome struct {
@@ -92,6 +94,14 @@ func ranToEnd(o outcome) string {
 	return ""
 }
 
+// ranToEndDone: the program printed DONE (for cases that attempt nothing to refuse).
+func ranToEndDone(o outcome) string {
+	if !o.done {
+		return "the program did not run to its end: " + tail(o.output, 300)
+	}
+	return ""
+}
+
 func programCases() []programCase {
 	return []programCase{
 		{"remount-usr", "remount of the read-only /usr bind refused; nothing written to the host's /usr/share", contained(ranToEnd)},
@@ -108,6 +118,30 @@ func programCases() []programCase {
 		{"host-processes", "no host process visible in /proc", contained(ranToEnd)},
 		{"kill-everyone", "kill(-1) reaches only the sandbox; host processes (root and the sandbox's uid) live", contained(nil)},
 		{"network", "no interface but loopback; the host's loopback listener unreachable; no raw sockets", contained(ranToEnd)},
+		{"inherited-fds", "no descriptor of the platform's (a root-only file, a listening socket, both without close-on-exec) reaches the program", contained(ranToEnd)},
+		{"environ-secrets", "the platform's API key and AWS_SECRET_ACCESS_KEY in no environment the program can read, /proc/1/environ included", contained(ranToEnd)},
+		{"system-tmpfs-fill", "/, /code, /etc, /dev read-only; /dev/shm stops at 64 MiB: no storage beside the disk quota", contained(ranToEnd)},
+		{"sparse-file", "a 1 GiB sparse file fails the run at copy-out (over the 128 MiB disk limit) with the reason; the host gets at most the limit", contained(reasonHas("copied out", "disk limit"))},
+		{"hard-links", "41 names of one 20 MiB file fail the run at copy-out with the reason", contained(reasonHas("copied out", "hard links"))},
+		{"many-small-files", "files until no inode is left: stopped by the workspace, reported as the disk limit, copied out within budget", contained(reasonHas("disk"))},
+		{"deep-tree", "folders 200 deep fail the run at copy-out, over its depth limit", contained(reasonHas("copied out", "nested"))},
+		{"escape-names", "file names with a newline, escapes and invalid UTF-8 in a copy-out failure's reason come quoted", contained(func(o outcome) string {
+			if strings.ContainsAny(o.res.Reason, "\n\x1b") || !strings.Contains(o.res.Reason, `\n`) {
+				return fmt.Sprintf("reason %q: want the names quoted", o.res.Reason)
+			}
+			return reasonHas("copied out")(o)
+		})},
+		{"long-path", "a path over 4,096 bytes is the program's failure with a reason, never an activity error or retry", contained(reasonHas("copied out", "path"))},
+		{"special-files", "a socket, a FIFO, symlinks to host files and loops are copied as what they are, never followed", contained(ranToEndDone)},
+		{"ancestor-descriptors", "no other process's descriptors open a host file; no other root visible", contained(ranToEnd)},
+		{"abstract-socket", "the host's abstract unix socket is unreachable (another network namespace)", contained(ranToEnd)},
+		{"huge-line", "64 MiB on one line: only the last 64 KiB kept", contained(func(o outcome) string {
+			if len(o.output) > limits.OutputKB<<10+1024 {
+				return fmt.Sprintf("%d bytes of output stored", len(o.output))
+			}
+			return ranToEndDone(o)
+		})},
+		{"binary-output", "NULs, invalid UTF-8 and escapes printed: stored as output, nothing breaks", contained(ranToEndDone)},
 		{"tamper-program", "the program file and system binaries unwritable, no hard link across", contained(ranToEnd)},
 		{"fork-bomb", "fork refused at the process limit; nothing left running", contained(nil)},
 		{"thread-bomb", "threads refused at the process limit; nothing left running", contained(nil)},
@@ -136,7 +170,7 @@ func programCases() []programCase {
 		{"fd-exhaustion", "stopped by the descriptor limit", contained(ranToEnd)},
 		{"submission-symlink", "a symlink to the answers is refused, never read", contained(reasonHas("not a regular file"))},
 		{"submission-fifo", "a FIFO is refused without blocking the platform", contained(reasonHas("not a regular file"))},
-		{"submission-sparse", "a 4 GiB sparse file is refused", contained(reasonHas("not a regular file"))},
+		{"submission-sparse", "a 4 GiB sparse file is refused at copy-out, before it costs the host any disk", contained(reasonHas("copied out", "submission.csv"))},
 		{"submission-dir", "a directory is refused", contained(reasonHas("not a regular file"))},
 	}
 }
@@ -266,8 +300,28 @@ func TestAdversarialPrograms(t *testing.T) {
 		}
 	}()
 	t.Cleanup(func() { listener.Close() })
+	abstract := "mlerl-adversarial-" + rand.Text()
+	unixListener, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := unixListener.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	t.Cleanup(func() { unixListener.Close() })
+	holdInheritableDescriptors(t, canary, listener)
+	// The platform's credentials, as a worker's environment holds them.
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("MLERL_POLICY_API_KEY", secret)
 	fill := strings.NewReplacer("{{HOST_ANSWERS}}", answers, "{{HOST_CANARY}}", canary,
-		"{{LISTEN_PORT}}", fmt.Sprint(listener.Addr().(*net.TCPAddr).Port))
+		"{{LISTEN_PORT}}", fmt.Sprint(listener.Addr().(*net.TCPAddr).Port), "{{ABSTRACT_SOCKET}}", abstract)
 	lib := fill.Replace(attacksPy)
 
 	host := newHostWatch(t, dataDir, secret, answers)
@@ -285,6 +339,27 @@ func TestAdversarialPrograms(t *testing.T) {
 	}
 	hostile.write(t, "Hostile programs")
 	careless.write(t, "Bad submissions written by programs")
+}
+
+// holdInheritableDescriptors keeps open, without close-on-exec, descriptors to the root-only
+// canary and to the loopback listener, as a starter that inherited them from its parent (or
+// got them from a C library) would: the inherited-fds case must find neither.
+func holdInheritableDescriptors(t *testing.T, canary string, listener net.Listener) {
+	fd, err := syscall.Open(canary, syscall.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Dup'd in place: File().Fd() would switch the listener to blocking mode, and its Accept
+	// would then never return on Close.
+	rc, err := listener.(*net.TCPListener).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := -1
+	if cerr := rc.Control(func(fd uintptr) { sock, err = syscall.Dup(int(fd)) }); cerr != nil || err != nil { // a dup has no close-on-exec
+		t.Fatal(cerr, err)
+	}
+	t.Cleanup(func() { syscall.Close(fd); syscall.Close(sock) })
 }
 
 // runCases runs each case's program in r's sandbox and fills column col of the table.
