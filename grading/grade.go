@@ -3,7 +3,6 @@
 package grading
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -30,31 +29,42 @@ type Result struct {
 // metric, after MLE-bench's validity rules: the id column and every answer column present (and
 // nothing else where the task requires the exact set), one row per answer, ids matching (or
 // rows matched by position where the task's grader does so), values the metric can take.
+// The submission is a hostile program's output: it must be a regular file, and its bytes, line
+// length, columns, rows and grading time are bounded (LimitsFor); past a bound it is invalid.
 func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
-	f, err := os.Open(subPath)
-	if errors.Is(err, os.ErrNotExist) {
-		return Result{Reason: "no submission file was written"}, nil
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	defer f.Close()
-	ans, err := answers(ansPath)
+	start := time.Now()
+	ans, ansSize, err := answers(ansPath)
 	if err != nil {
 		// The answers are ours: a broken answers file is an infrastructure error.
 		return Result{}, fmt.Errorf("reading answers %s: %w", ansPath, err)
 	}
+	lim := LimitsFor(ans, ansSize)
 	invalid := func(format string, a ...any) (Result, error) {
-		return Result{Exists: true, Reason: fmt.Sprintf(format, a...)}, nil
+		return Result{Exists: true, Reason: fmt.Sprintf(format, a...), Duration: time.Since(start).Seconds()}, nil
 	}
+	f, err := OpenRegular(subPath)
+	var notRegular notRegularError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return Result{Reason: "no submission file was written"}, nil
+	case errors.As(err, &notRegular):
+		return invalid("%v", err)
+	case err != nil:
+		return Result{}, err
+	}
+	defer f.Close()
 	if !strings.HasSuffix(subPath, ".csv") {
 		return invalid("submission must be a .csv file")
 	}
-	sub, err := parseTable(f)
-	if err != nil {
-		return invalid("submission is not a readable CSV: %v", err)
+	if st, err := f.Stat(); err == nil && st.Size() > lim.MaxBytes {
+		return invalid("submission has %d bytes, over the limit of %d bytes for these answers (%s)", st.Size(), lim.MaxBytes, lim.bytesRule())
 	}
 	cols := answerColumns(spec, ans)
+	keep := append([]string{spec.IDColumn}, cols...)
+	sub, err := parseBounded(f, lim, keep, start)
+	if err != nil {
+		return invalid("%v", err)
+	}
 	aligned, err := align(spec, sub, ans, cols)
 	var inv invalidError
 	if errors.As(err, &inv) {
@@ -62,6 +72,9 @@ func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if err := lim.check(start); err != nil {
+		return invalid("%v", err)
 	}
 	score, err := metric(spec, aligned, ans, cols)
 	if errors.As(err, &inv) {
@@ -71,7 +84,7 @@ func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
 		return Result{}, err
 	}
 	score = math.Round(score*1e5) / 1e5
-	return Result{Score: &score, Exists: true, Valid: true}, nil
+	return Result{Score: &score, Exists: true, Valid: true, Duration: time.Since(start).Seconds()}, nil
 }
 
 type invalidError struct{ msg string }
@@ -80,11 +93,13 @@ func (e invalidError) Error() string { return e.msg }
 
 func invalidf(format string, a ...any) error { return invalidError{fmt.Sprintf(format, a...)} }
 
-// table is a parsed CSV with its header and a column index.
+// table is a parsed CSV: its full header, and the rows' kept columns with an index of them.
 type table struct {
-	header []string
+	all    []string // every column of the header
+	header []string // the kept columns, in file order
 	rows   [][]string
-	index  map[string]int
+	index  map[string]int // kept column name -> position in a row
+	total  int            // data rows in the file, kept or not
 }
 
 func (t table) col(name string) int {
@@ -103,24 +118,9 @@ func readTable(file string) (table, error) {
 	return parseTable(f)
 }
 
+// parseTable reads one of our own files (answers), whole and unbounded.
 func parseTable(r io.Reader) (table, error) {
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = false
-	all, err := cr.ReadAll()
-	if err != nil {
-		return table{}, err
-	}
-	if len(all) == 0 {
-		return table{}, errors.New("the file is empty (no header)")
-	}
-	t := table{header: all[0], rows: all[1:], index: map[string]int{}}
-	for i, h := range t.header {
-		if _, dup := t.index[h]; dup {
-			return table{}, fmt.Errorf("column %q appears twice", h)
-		}
-		t.index[h] = i
-	}
-	return t, nil
+	return parseBounded(r, Limits{}, nil, time.Now())
 }
 
 // answersCache keeps parsed answers files: a run grades many submissions against the same few
@@ -136,20 +136,21 @@ type cachedAnswers struct {
 	t     table
 }
 
-func answers(file string) (table, error) {
+// answers returns the parsed answers file and its size in bytes.
+func answers(file string) (table, int64, error) {
 	st, err := os.Stat(file)
 	if err != nil {
-		return table{}, err
+		return table{}, 0, err
 	}
 	answersCache.Lock()
 	c, ok := answersCache.m[file]
 	answersCache.Unlock()
 	if ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) {
-		return c.t, nil
+		return c.t, c.size, nil
 	}
 	t, err := readTable(file)
 	if err != nil {
-		return table{}, err
+		return table{}, 0, err
 	}
 	answersCache.Lock()
 	if len(answersCache.m) > 64 {
@@ -157,7 +158,7 @@ func answers(file string) (table, error) {
 	}
 	answersCache.m[file] = cachedAnswers{size: st.Size(), mtime: st.ModTime(), t: t}
 	answersCache.Unlock()
-	return t, nil
+	return t, st.Size(), nil
 }
 
 func isOne(s string) bool {
@@ -202,7 +203,7 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 	}
 	var extra []string
 	if spec.Answers.ExactColumns {
-		for _, h := range sub.header {
+		for _, h := range sub.all {
 			if !want[h] {
 				extra = append(extra, h)
 			}
@@ -212,19 +213,19 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 		return nil, invalidf("submission must have the column %s and %s: missing %s, unexpected %s",
 			id, short(cols), short(missing), short(extra))
 	}
-	if len(sub.rows) != len(ans.rows) {
-		return nil, invalidf("submission has %d rows, the answers have %d", len(sub.rows), len(ans.rows))
-	}
-	for _, r := range sub.rows {
-		if len(r) != len(sub.header) {
-			return nil, invalidf("a row has %d fields, the header has %d", len(r), len(sub.header))
-		}
+	if sub.total != len(ans.rows) {
+		return nil, invalidf("submission has %d rows, the answers have %d", sub.total, len(ans.rows))
 	}
 	idx := make([]int, len(cols))
+	contiguous := true // the kept row is the id then cols: align slices it, not copies
 	for k, c := range cols {
 		idx[k] = sub.col(c)
+		contiguous = contiguous && idx[k] == k+1
 	}
 	pick := func(r []string) []string {
+		if contiguous {
+			return r[1 : 1+len(cols)]
+		}
 		out := make([]string, len(idx))
 		for k, i := range idx {
 			out[k] = r[i]
@@ -243,26 +244,41 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 		return nil, fmt.Errorf("the answers have no id column %q", id)
 	}
 	subKey, ansKey := idKeys(sub, subID), idKeys(ans, ansID)
-	byID := make(map[string][][]string, len(sub.rows))
-	for i, r := range sub.rows {
-		byID[subKey[i]] = append(byID[subKey[i]], r)
+	// Rows of one id are chained: head[key] is the first unmatched one, next[i] the one after i.
+	head := make(map[idKey]int32, len(sub.rows))
+	next := make([]int32, len(sub.rows))
+	for i := len(sub.rows) - 1; i >= 0; i-- {
+		k := subKey[i]
+		if j, ok := head[k]; ok {
+			next[i] = j
+		} else {
+			next[i] = -1
+		}
+		head[k] = int32(i)
 	}
 	for i, a := range ans.rows {
-		rows := byID[ansKey[i]]
-		if len(rows) == 0 {
+		j, ok := head[ansKey[i]]
+		if !ok || j < 0 {
 			return nil, invalidf("submission ids do not match the test ids (id %q is missing or repeated too often elsewhere)", a[ansID])
 		}
-		out[i], byID[ansKey[i]] = pick(rows[0]), rows[1:]
+		out[i], head[ansKey[i]] = pick(sub.rows[j]), next[j]
 	}
 	return out, nil
 }
 
+// idKey is an id as pandas compares it: a number (an int64, or a float's bits when it is no
+// exact integer) or a text. A number never equals a text.
+type idKey struct {
+	kind uint8 // 0 text, 1 integer, 2 float
+	n    uint64
+	s    string
+}
+
 // idKeys are the values of column c as pandas' read_csv would compare them: a column whose every
 // cell is an integer is int64 ("0042" is 42), one whose every cell is a number is float64 ("4.0"
-// is 4, as an int64 4 is in numpy's comparison), anything else is text compared as written. A
-// key of a number never equals one of a text, as pandas' object column never equals a number.
-func idKeys(t table, c int) []string {
-	keys := make([]string, len(t.rows))
+// is 4, as an int64 4 is in numpy's comparison), anything else is text compared as written.
+func idKeys(t table, c int) []idKey {
+	keys := make([]idKey, len(t.rows))
 	ints, floats := true, true
 	for _, r := range t.rows {
 		s := strings.TrimSpace(r[c])
@@ -279,16 +295,16 @@ func idKeys(t table, c int) []string {
 		switch {
 		case ints:
 			v, _ := strconv.ParseInt(s, 10, 64)
-			keys[i] = "\x00n" + strconv.FormatInt(v, 10)
+			keys[i] = idKey{kind: 1, n: uint64(v)}
 		case floats:
 			v, _ := pandasFloat(r[c])
 			if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-				keys[i] = "\x00n" + strconv.FormatInt(int64(v), 10)
+				keys[i] = idKey{kind: 1, n: uint64(int64(v))}
 			} else {
-				keys[i] = "\x00n" + strconv.FormatFloat(v, 'g', -1, 64)
+				keys[i] = idKey{kind: 2, n: math.Float64bits(v)}
 			}
 		default:
-			keys[i] = r[c]
+			keys[i] = idKey{s: r[c]}
 		}
 	}
 	return keys
