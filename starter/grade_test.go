@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"mlerl/internal/testenv"
 	"mlerl/tasks"
@@ -68,5 +71,34 @@ func TestGradeJSONLAggregates(t *testing.T) {
 	os.WriteFile(jsonl, []byte(`{"competition": "leaf"}`+"\n"), 0o644)
 	if err := gradeCommand([]string{"--jsonl", jsonl, "--data-dir", dataDir}, &out); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Fatalf("a malformed line must be named: %v", err)
+	}
+}
+
+// A FIFO (or a symlink to one) as the submission or the JSONL list is refused at once, naming
+// what it is; opening it would block for good.
+func TestGradeRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "submission.csv")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.csv")
+	os.Symlink(fifo, link)
+	for _, args := range [][]string{
+		{"--task", "leaf-classification", "--submission", fifo},
+		{"--task", "leaf-classification", "--submission", link},
+		{"--task", "leaf-classification", "--submission", "/dev/null"},
+		{"--jsonl", fifo},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- gradeCommand(args, io.Discard) }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%v: %v, want a refusal naming a special file", args, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: grade blocked", args)
+		}
 	}
 }

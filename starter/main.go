@@ -83,7 +83,15 @@ func dispatch(ctx context.Context, args []string) error {
 		}
 		return fmt.Errorf("unknown tasks subcommand %q: use list or prepare", args[1])
 	case "grade":
-		return gradeCommand(args[1:], os.Stdout)
+		// Grading is bounded in time, but a signal must still end it at once.
+		done := make(chan error, 1)
+		go func() { done <- gradeCommand(args[1:], os.Stdout) }()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return errors.New("interrupted while grading")
+		}
 	case "-h", "--help", "-help", "help":
 		if len(args) > 1 { // starter help COMMAND
 			return dispatch(ctx, append(args[1:], "--help"))

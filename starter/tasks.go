@@ -156,12 +156,8 @@ func gradeCommand(args []string, out io.Writer) error {
 	if *sub == "" {
 		return fmt.Errorf("--submission FILE (or --jsonl FILE) is required")
 	}
-	if st, err := os.Stat(*sub); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("submission %s does not exist: give the path of the CSV to grade (a run keeps each program's under samples/<id>/submission.csv)", *sub)
-	} else if err != nil {
-		return fmt.Errorf("submission %s: %w", *sub, err)
-	} else if st.IsDir() {
-		return fmt.Errorf("submission %s is a folder: give the CSV file in it", *sub)
+	if err := regularFile(*sub, "submission"); err != nil {
+		return err
 	}
 	rep, reason, err := gradeOne(s, layout, *sub)
 	if err != nil {
@@ -222,7 +218,31 @@ type aggregate struct {
 	CompetitionReports       []grading.Report `json:"competition_reports"`
 }
 
+// regularFile refuses a path that is not a regular file (or a symlink to one) without opening
+// it: opening a FIFO with no writer would block for good.
+func regularFile(path, what string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && what == "submission":
+		return fmt.Errorf("submission %s does not exist: give the path of the CSV to grade (a run keeps each program's under samples/<id>/submission.csv)", path)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", what, path, err)
+	case st.IsDir():
+		return fmt.Errorf("%s %s is a folder: give the CSV file in it", what, path)
+	case !st.Mode().IsRegular():
+		f, err := grading.OpenRegular(path) // names the kind of special file
+		if err == nil {
+			f.Close()
+		}
+		return fmt.Errorf("%s: %v", what, err)
+	}
+	return nil
+}
+
 func gradeMany(reg *tasks.Registry, layout tasks.Layout, file string) (aggregate, error) {
+	if err := regularFile(file, "--jsonl file"); err != nil {
+		return aggregate{}, err
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return aggregate{}, err
