@@ -571,14 +571,16 @@ func LogLoss(truth []int, probs [][]float64) float64 {
 	return total / float64(len(probs))
 }
 
-// Report has MLE-bench's report fields for one submission.
+// Report has MLE-bench's report fields for one submission. Where the task has no medal
+// thresholds (no leaderboard to compute them from), the thresholds are null, MedalsUnknown is
+// set and no medal or above-median is claimed.
 type Report struct {
 	CompetitionID   string   `json:"competition_id"`
 	Score           *float64 `json:"score"`
-	GoldThreshold   float64  `json:"gold_threshold"`
-	SilverThreshold float64  `json:"silver_threshold"`
-	BronzeThreshold float64  `json:"bronze_threshold"`
-	MedianThreshold float64  `json:"median_threshold"`
+	GoldThreshold   *float64 `json:"gold_threshold"`
+	SilverThreshold *float64 `json:"silver_threshold"`
+	BronzeThreshold *float64 `json:"bronze_threshold"`
+	MedianThreshold *float64 `json:"median_threshold"`
 	AnyMedal        bool     `json:"any_medal"`
 	GoldMedal       bool     `json:"gold_medal"`
 	SilverMedal     bool     `json:"silver_medal"`
@@ -589,18 +591,62 @@ type Report struct {
 	IsLowerBetter   bool     `json:"is_lower_better"`
 	CreatedAt       string   `json:"created_at"`
 	SubmissionPath  string   `json:"submission_path"`
+	MedalsUnknown   bool     `json:"medals_unknown,omitempty"`
+}
+
+// ThresholdsKnown reports whether a spec's thresholds were given: all four zero is no
+// thresholds at all (a real leaderboard's median is never 0 where its gold is).
+func ThresholdsKnown(t tasks.Thresholds) bool { return t != (tasks.Thresholds{}) }
+
+// Medal names the report's medal: gold, silver, bronze, "unknown" for a valid score on a task
+// without thresholds, or "" for none.
+func (r Report) Medal() string {
+	switch {
+	case r.GoldMedal:
+		return "gold"
+	case r.SilverMedal:
+		return "silver"
+	case r.BronzeMedal:
+		return "bronze"
+	case r.MedalsUnknown && r.Score != nil:
+		return "unknown"
+	}
+	return ""
+}
+
+// MedalsText is the medals part of a one-line summary.
+func (r Report) MedalsText() string {
+	if r.MedalsUnknown {
+		return "medals: unknown (the task spec has no thresholds; compute them with `starter tasks thresholds --leaderboard FILE`)"
+	}
+	return fmt.Sprintf("any medal %v (gold %v, silver %v, bronze %v), above median %v",
+		r.AnyMedal, r.GoldMedal, r.SilverMedal, r.BronzeMedal, r.AboveMedian)
+}
+
+// ThresholdsText names the thresholds, or says they are unknown.
+func (r Report) ThresholdsText() string {
+	if r.MedalsUnknown || r.GoldThreshold == nil {
+		return "unknown (the task spec has no thresholds, so no medal is claimed)"
+	}
+	return fmt.Sprintf("gold %.5g, silver %.5g, bronze %.5g, median %.5g (lower is better: %v)",
+		*r.GoldThreshold, *r.SilverThreshold, *r.BronzeThreshold, *r.MedianThreshold, r.IsLowerBetter)
 }
 
 // NewReport applies the medal rule to a graded result: a medal is reached at or beyond its
-// threshold, above-median is strict, and only the best medal counts.
+// threshold, above-median is strict, and only the best medal counts. Without thresholds the
+// medals are unknown.
 func NewReport(spec *tasks.Spec, r Result, subPath string, now time.Time) Report {
 	t := spec.Thresholds
 	rep := Report{
 		CompetitionID: spec.ID, Score: r.Score,
-		GoldThreshold: t.Gold, SilverThreshold: t.Silver, BronzeThreshold: t.Bronze, MedianThreshold: t.Median,
 		SubmissionExist: r.Exists, ValidSubmission: r.Valid, IsLowerBetter: spec.LowerIsBetter(),
 		CreatedAt: now.UTC().Format(time.RFC3339Nano), SubmissionPath: subPath,
 	}
+	if !ThresholdsKnown(t) {
+		rep.MedalsUnknown = true
+		return rep
+	}
+	rep.GoldThreshold, rep.SilverThreshold, rep.BronzeThreshold, rep.MedianThreshold = &t.Gold, &t.Silver, &t.Bronze, &t.Median
 	if r.Score == nil {
 		return rep
 	}

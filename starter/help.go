@@ -41,6 +41,11 @@ var docs = map[string]cmdDoc{
 		"Lists the known tasks and whether their data is prepared in --data-dir.", ""},
 	"tasks prepare": {"starter tasks prepare --task ID --raw PATH [flags]",
 		"Builds MLE-bench's prepared layout (test and validation splits) from Kaggle's raw files.", ""},
+	"tasks thresholds": {"starter tasks thresholds --leaderboard FILE [--task ID | --direction min|max]",
+		"Prints the gold, silver, bronze and median thresholds MLE-bench computes from a Kaggle private\n" +
+			"leaderboard (rows in rank order; medal positions by team count, Kaggle's progression rules),\n" +
+			"and the spec's thresholds line. The direction comes from --direction, else the --task spec,\n" +
+			"else the leaderboard (first row better than last); a leaderboard contradicting it is refused.", ""},
 	"grade": {"starter grade --task ID --submission FILE [flags]\n       starter grade --jsonl FILE [flags]",
 		"Grades a submission CSV as MLE-bench does and prints its score and medals; with --jsonl,\n" +
 			"grades many and prints MLE-bench's aggregate report. Exit status: 0 valid, 1 invalid (after\n" +

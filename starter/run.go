@@ -471,8 +471,7 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			fmt.Fprint(out, result.Report.Table)
 			if result.Final != nil {
 				r := result.Final.Report
-				fmt.Fprintf(out, "graded on the private test answers: valid %v, gold %v, silver %v, bronze %v, above median %v\n",
-					r.ValidSubmission, r.GoldMedal, r.SilverMedal, r.BronzeMedal, r.AboveMedian)
+				fmt.Fprintf(out, "graded on the private test answers: valid %v, %s\n", r.ValidSubmission, r.MedalsText())
 			} else {
 				fmt.Fprintln(out, "no evaluated program wrote a valid submission, so nothing was graded on the test answers (try more --iterations or --eval-samples)")
 			}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,8 +176,7 @@ func gradeCommand(args []string, out io.Writer) error {
 	if rep.Score != nil {
 		score = fmt.Sprint(*rep.Score)
 	}
-	fmt.Fprintf(out, "%s: score %s, valid %v, any medal %v (gold %v, silver %v, bronze %v), above median %v\n",
-		s.ID, score, rep.ValidSubmission, rep.AnyMedal, rep.GoldMedal, rep.SilverMedal, rep.BronzeMedal, rep.AboveMedian)
+	fmt.Fprintf(out, "%s: score %s, valid %v, %s\n", s.ID, score, rep.ValidSubmission, rep.MedalsText())
 	return invalidIf(rep.ValidSubmission, reason)
 }
 
@@ -295,4 +295,53 @@ func gradeMany(reg *tasks.Registry, layout tasks.Layout, file string) (aggregate
 		agg.CompetitionReports = append(agg.CompetitionReports, rep)
 	}
 	return agg, sc.Err()
+}
+
+// tasksThresholds prints the medal thresholds MLE-bench computes from a Kaggle leaderboard, and
+// the spec's thresholds line to paste.
+func tasksThresholds(args []string, out io.Writer) error {
+	var tf taskFlags
+	fs := newFlagSet("tasks thresholds")
+	tf.register(fs)
+	board := fs.String("leaderboard", "", "Kaggle private leaderboard CSV in MLE-bench's format (teamName, score, ...), best first")
+	direction := fs.String("direction", "", "min (lower is better) or max; default: the --task spec's direction, else read off the leaderboard")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *board == "" {
+		return errors.New("--leaderboard FILE is required: the competition's leaderboard.csv (MLE-bench keeps one per competition)")
+	}
+	dir := *direction
+	if dir == "" && tf.task != "" {
+		s, err := tf.spec()
+		if err != nil {
+			return err
+		}
+		dir = s.Direction
+	}
+	if err := regularFile(*board, "leaderboard"); err != nil {
+		return err
+	}
+	f, err := os.Open(*board)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	scores, err := grading.ReadLeaderboard(f)
+	if err != nil {
+		return fmt.Errorf("leaderboard %s: %w", *board, err)
+	}
+	th, lower, note, err := grading.ThresholdsFor(scores, dir)
+	if err != nil {
+		return fmt.Errorf("leaderboard %s: %w", *board, err)
+	}
+	if note != "" {
+		fmt.Fprintln(out, "note:", note)
+	}
+	// 10 significant digits: the median's mean of two scores carries float noise past them.
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+	better := map[bool]string{true: "min (lower is better)", false: "max (higher is better)"}[lower]
+	fmt.Fprintf(out, "teams %d, direction %s\ngold %s\nsilver %s\nbronze %s\nmedian %s\n", len(scores), better, g(th.Gold), g(th.Silver), g(th.Bronze), g(th.Median))
+	fmt.Fprintf(out, "spec: thresholds: {gold: %s, silver: %s, bronze: %s, median: %s}\n", g(th.Gold), g(th.Silver), g(th.Bronze), g(th.Median))
+	return nil
 }
