@@ -355,6 +355,9 @@ func short(s []string) string {
 
 // parseColumn parses column k of the aligned rows; NaN and text are invalid.
 func parseColumn(rows [][]string, k int, col string) ([]float64, error) {
+	if b := boolColumn(rows, k); b != nil && len(rows) > 0 {
+		return b, nil
+	}
 	out := make([]float64, len(rows))
 	for i, r := range rows {
 		v, ok := pandasFloat(r[k])
@@ -493,16 +496,49 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 			}
 			return e, nil
 		})
-	case "accuracy":
-		c := ans.col(cols[0])
-		if c < 0 {
+	case "accuracy", "f1", "f1-macro", "f1-micro", "f1-weighted":
+		if ans.col(cols[0]) < 0 {
 			return 0, fmt.Errorf("the answers have no column %q", cols[0])
 		}
-		pred, truth := make([]string, len(sub)), make([]string, len(sub))
-		for i, r := range sub {
-			pred[i], truth[i] = canonicalLabel(r[0]), canonicalLabel(ans.rows[i][c])
+		truth, err := readLabels(answerCells(ans, cols[0]), "answers")
+		if err != nil {
+			return 0, fmt.Errorf("%v", err) // ours to fix
 		}
-		return Accuracy(truth, pred), nil
+		pred, err := readLabels(aligned(sub, 0), "column "+strconv.Quote(cols[0]))
+		if err != nil {
+			return 0, err
+		}
+		if err := comparable(truth, pred); err != nil {
+			return 0, err
+		}
+		if spec.Metric == "accuracy" {
+			return Accuracy(truth.keys, pred.keys), nil
+		}
+		if spec.Metric == "f1" {
+			return BinaryF1(truth.keys, pred.keys)
+		}
+		return F1(truth.keys, pred.keys, strings.TrimPrefix(spec.Metric, "f1-")), nil
+	case "rmse", "mae", "median-absolute-error", "spearman", "rmsle":
+		return perColumn(sub, ans, cols, func(pred, truth []float64, col string) (float64, error) {
+			var v float64
+			var err error
+			switch spec.Metric {
+			case "rmse":
+				v, err = RMSE(truth, pred)
+			case "mae":
+				v, err = MAE(truth, pred)
+			case "median-absolute-error":
+				v, err = MedianAbsoluteError(truth, pred)
+			case "spearman":
+				v, err = Spearman(truth, pred)
+			case "rmsle":
+				v, err = RMSLE(truth, pred)
+			}
+			if err != nil {
+				return 0, invalidf("column %q: %v", col, err)
+			}
+			return v, nil
+		})
 	}
 	return 0, fmt.Errorf("metric %q has no grader", spec.Metric)
 }
@@ -545,15 +581,6 @@ func perColumn(sub [][]string, ans table, cols []string, f func(pred, truth []fl
 		total += v
 	}
 	return total / float64(len(cols)), nil
-}
-
-// canonicalLabel lets "2" and "2.0" name the same class, as pandas' numeric columns would.
-func canonicalLabel(s string) string {
-	s = strings.TrimSpace(s)
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return s
 }
 
 // LogLoss is the mean negative log-probability of the true class, after clipping each
