@@ -51,6 +51,8 @@ func TestGradeDispatchesEveryMetric(t *testing.T) {
 		{"median absolute error", "median-absolute-error", "id", cols("a"), "id,a\n1,0\n2,0\n3,0\n", "id,a\n1,3\n2,-1\n3,10\n", 3, ""},
 		{"spearman", "spearman", "id", cols("a"), "id,a\n1,1\n2,2\n3,3\n", "id,a\n1,10\n2,20\n3,1000\n", 1, ""},
 		{"rmsle, one column", "rmsle", "id", cols("a"), "id,a\n1,0\n", "id,a\n1,0\n", 0, ""},
+		{"map@3", "map@3", "id", cols("p"), "id,p\n1,a\n2,b c\n", "id,p\n1,x a\n2,b d c e\n", 0.66667, ""},
+		{"map@3 with an empty row", "map@3", "id", cols("p"), "id,p\n1,a\n2,b\n", "id,p\n1,a\n2,\n", nan, "missing value"},
 		{"rmse reads boolean predictions as 1/0", "rmse", "id", cols("a"), "id,a\n1,1\n2,0\n", "id,a\n1,True\n2,FALSE\n", 0, ""},
 	}
 	for _, c := range cases {

@@ -464,3 +464,38 @@ func F1(truth, pred []string, average string) float64 {
 	}
 	return sum / weights
 }
+
+// MeanAveragePrecisionAtK is Kaggle's MAP@k over rows of space-separated labels: for each row,
+// the first k predictions (a repeat counts once) score the precision at each one that is among
+// the row's answers, summed and divided by min(answers, k); a row without answers scores 0.
+// truth and pred must have the same length.
+func MeanAveragePrecisionAtK(truth, pred []string, k int) float64 {
+	if len(truth) != len(pred) {
+		panic(fmt.Sprintf("MeanAveragePrecisionAtK: %d answers but %d predictions", len(truth), len(pred)))
+	}
+	total := 0.0
+	for i := range truth {
+		actual := map[string]bool{}
+		for _, w := range strings.Fields(truth[i]) {
+			actual[w] = true
+		}
+		if len(actual) == 0 {
+			continue
+		}
+		p := strings.Fields(pred[i])
+		if len(p) > k {
+			p = p[:k]
+		}
+		seen := map[string]bool{}
+		hits, score := 0.0, 0.0
+		for j, w := range p {
+			if actual[w] && !seen[w] {
+				hits++
+				score += hits / float64(j+1)
+			}
+			seen[w] = true
+		}
+		total += score / float64(min(len(actual), k))
+	}
+	return total / float64(len(truth))
+}

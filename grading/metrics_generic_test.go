@@ -118,3 +118,52 @@ def f(c):
 		}
 	}
 }
+
+// MAP@k against Kaggle's average-precision formula (ml_metrics' apk, written out in Python):
+// duplicates count once, rows without answers score 0, the divisor is min(answers, k).
+func TestMAPAtKMatchesKagglesFormula(t *testing.T) {
+	testenv.RequirePython(t)
+	rng := rand.New(rand.NewPCG(15, 16))
+	words := func(n, vocab int) string {
+		s := ""
+		for i := range n {
+			if i > 0 {
+				s += " "
+			}
+			s += "w" + strconv.Itoa(rng.IntN(vocab))
+		}
+		return s
+	}
+	var truth, pred []string
+	for range 300 {
+		truth = append(truth, words(1+rng.IntN(3), 12))
+		pred = append(pred, words(rng.IntN(8), 12))
+	}
+	truth = append(truth, "a b", "a", "", "a b c d e f")
+	pred = append(pred, "a a b", "b a", "a", "f e d c b a")
+	type c struct {
+		T []string `json:"t"`
+		P []string `json:"p"`
+		K int      `json:"k"`
+	}
+	ks := []int{3, 5, 7, 10, 12}
+	in := make([]any, len(ks))
+	for i, k := range ks {
+		in[i] = c{truth, pred, k}
+	}
+	refs := reference(t, `def apk(actual, predicted, k):
+    predicted = predicted[:k]
+    score, hits = 0.0, 0.0
+    for i, p in enumerate(predicted):
+        if p in actual and p not in predicted[:i]:
+            hits += 1.0
+            score += hits / (i + 1.0)
+    if not actual:
+        return 0.0
+    return score / min(len(actual), k)
+def f(c):
+    return np.mean([apk(list(dict.fromkeys(t.split())), p.split(), c["k"]) for t, p in zip(c["t"], c["p"])])`, in)
+	for i, k := range ks {
+		agree(t, "map@"+strconv.Itoa(k), MeanAveragePrecisionAtK(truth, pred, k), nil, refs[i])
+	}
+}

@@ -156,6 +156,7 @@ var knownMetrics = map[string]bool{
 	// Added with the grading package's generic metrics (docs/grading.md lists them).
 	"f1": true, "f1-macro": true, "f1-micro": true, "f1-weighted": true, "rmse": true, "rmsle": true,
 	"mae": true, "median-absolute-error": true, "spearman": true,
+	"map@3": true, "map@5": true, "map@7": true, "map@10": true, "map@12": true,
 }
 
 var knownModalities = map[string]bool{
