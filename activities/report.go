@@ -48,8 +48,7 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) (ReportResult, 
 		if in.Final.Reason != "" && r.Score == nil {
 			fmt.Fprintf(&b, "Its test submission was not valid: %s.\n\n", in.Final.Reason)
 		}
-		fmt.Fprintf(&b, "MLE-bench thresholds: gold %.5g, silver %.5g, bronze %.5g, median %.5g (lower is better: %v).\n\n",
-			r.GoldThreshold, r.SilverThreshold, r.BronzeThreshold, r.MedianThreshold, r.IsLowerBetter)
+		fmt.Fprintf(&b, "MLE-bench thresholds: %s.\n\n", r.ThresholdsText())
 	} else {
 		b.WriteString("No evaluated program produced a valid submission, so nothing was graded on the test answers.\n\n")
 	}
@@ -113,6 +112,8 @@ func graded(o *report.Ours, r grading.Report) {
 		o.Medal = "silver"
 	case r.BronzeMedal:
 		o.Medal = "bronze"
+	case r.MedalsUnknown:
+		o.Medal = "unknown"
 	default:
 		o.Medal = "none"
 	}

@@ -67,19 +67,12 @@ type Graded struct {
 	Reason     string         `json:"reason,omitempty"`
 }
 
-// Medal names the best medal, or "".
+// Medal names the best medal, "unknown" for a valid score on a task without thresholds, or "".
 func (g *Graded) Medal() string {
-	switch {
-	case g == nil:
+	if g == nil {
 		return ""
-	case g.Report.GoldMedal:
-		return "gold"
-	case g.Report.SilverMedal:
-		return "silver"
-	case g.Report.BronzeMedal:
-		return "bronze"
 	}
-	return ""
+	return g.Report.Medal()
 }
 
 // CurvePoint is the best-so-far training program after Programs executed programs.

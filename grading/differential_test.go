@@ -118,6 +118,36 @@ func diffCases() []diffCase {
 	d(true, "classes", "Id,Cover_Type\n103,2\n100,2\n101,3\n102,3\n")
 	d(true, "2.0 is class 2, 100.0 is id 100", "Id,Cover_Type\n100.0,2.0\n101,1\n102,3\n103,7\n")
 	d(false, "an id not in the answers", "Id,Cover_Type\n100,2\n101,1\n102,3\n104,2\n")
+	d(true, "quoted classes are numbers", "Id,Cover_Type\n100,\"2\"\n101,\"1\"\n102,\"3\"\n103,\"2\"\n")
+	d(true, "a text class against numbers: never equal, not an error (multiclass)", "Id,Cover_Type\n100,2\n101,one\n102,3\n103,2\n")
+	d(false, "a class written 2.5 is continuous", "Id,Cover_Type\n100,2.5\n101,1\n102,3\n103,2\n")
+	d(false, "a missing class", "Id,Cover_Type\n100,\n101,1\n102,3\n103,2\n")
+
+	// Boolean labels (spaceship-titanic's Transported): pandas reads true/false of any case as
+	// bool, and scikit-learn takes True as 1.
+	boolAns := "PassengerId,Transported\n0001_01,True\n0002_01,False\n0003_01,True\n0004_01,False\n"
+	sp := func(valid bool, name, vals string) {
+		v := strings.Split(vals, " ")
+		add("spaceship-titanic", boolAns, valid, name, fmt.Sprintf("PassengerId,Transported\n0004_01,%s\n0003_01,%s\n0002_01,%s\n0001_01,%s\n", v[3], v[2], v[1], v[0]))
+	}
+	sp(true, "True/False", "True False True False")
+	sp(true, "true/false", "true false true false")
+	sp(true, "TRUE/FALSE and tRuE", "TRUE FALSE tRuE false")
+	sp(true, "1/0", "1 0 1 0")
+	sp(true, "1.0/0.0", "1.0 0.0 1.0 0.0")
+	sp(true, "a wrong row", "True True True False")
+	sp(true, "True and 1 mixed are text of three labels: never equal to a bool", "True 0 1 False")
+	sp(false, "yes/no: text against booleans, both binary", "yes no yes no")
+	sp(false, "T/F", "T F T F")
+	sp(false, "a missing label", "True NA True False")
+	sp(false, "a probability is continuous", "0.9 0.1 0.8 0.2")
+	add("spaceship-titanic", strings.NewReplacer("True", "1", "False", "0").Replace(boolAns), true, "answers 1/0, submission True/False",
+		"PassengerId,Transported\n0001_01,True\n0002_01,False\n0003_01,True\n0004_01,True\n")
+	add("spaceship-titanic", strings.NewReplacer("True", "a", "False", "b").Replace(boolAns), false, "text answers, 1/0 submission",
+		"PassengerId,Transported\n0001_01,1\n0002_01,0\n0003_01,1\n0004_01,0\n")
+	// A boolean submission for ROC AUC is 1/0 scores, as pandas and scikit-learn read it.
+	a(true, "booleans as scores", "id,target\n4,True\n5,False\n6,true\n7,FALSE\n8,False\n")
+	a(false, "booleans mixed with numbers are text", "id,target\n4,True\n5,0\n6,0.5\n7,FALSE\n8,False\n")
 	return cs
 }
 
@@ -161,6 +191,10 @@ func TestGradeAgreesWithMLEBenchInPython(t *testing.T) {
 	valid, taskSet := map[bool]int{}, map[string]bool{}
 	for i, c := range cases {
 		spec, err := tasks.Builtin().Get(c.task)
+		if c.task == "spaceship-titanic" { // not a built-in task: the spec of its grading
+			spec, err = &tasks.Spec{ID: c.task, Metric: "accuracy", Direction: "max", IDColumn: "PassengerId",
+				Answers: tasks.Answers{Format: "columns", Columns: []string{"Transported"}, MatchBy: "id"}}, nil
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,6 +39,21 @@ func TestGradeDispatchesEveryMetric(t *testing.T) {
 		{"by position the id column is not needed", "mean-column-rmsle", "id", tasks.Answers{Format: "columns", Columns: []string{"a"}, MatchBy: "position"}, "id,a\n1,0\n", "a\n0\n", 0, ""},
 		{"missing id column", "accuracy", "Id", cols("C"), "Id,C\n1,2\n", "id,C\n1,2\n", nan, "missing Id"},
 		{"text where a number belongs", "roc-auc", "id", cols("y"), "id,y\n1,1\n2,0\n", "id,y\n1,high\n2,0\n", nan, "not a number"},
+		{"accuracy: booleans in any spelling", "accuracy", "id", cols("b"), "id,b\n1,True\n2,False\n", "id,b\n1,1\n2,false\n", nan, "text"},
+		{"accuracy: 1/0 for True/False", "accuracy", "id", cols("b"), "id,b\n1,True\n2,False\n", "id,b\n1,1\n2,0\n", 1, ""},
+		{"binary f1 on booleans", "f1", "id", cols("b"), "id,b\n1,True\n2,False\n3,True\n", "id,b\n1,true\n2,true\n3,false\n", 0.5, ""},
+		{"binary f1 needs 0/1 labels", "f1", "id", cols("b"), "id,b\n1,a\n2,b\n", "id,b\n1,a\n2,a\n", nan, "labels 0 and 1"},
+		{"macro f1", "f1-macro", "id", cols("c"), "id,c\n1,x\n2,y\n3,z\n", "id,c\n1,x\n2,y\n3,y\n", 0.55556, ""},
+		{"micro f1 is accuracy", "f1-micro", "id", cols("c"), "id,c\n1,x\n2,y\n3,z\n", "id,c\n1,x\n2,y\n3,y\n", 0.66667, ""},
+		{"weighted f1", "f1-weighted", "id", cols("c"), "id,c\n1,x\n2,y\n3,y\n", "id,c\n1,x\n2,y\n3,x\n", 0.66667, ""},
+		{"rmse, mean over columns", "rmse", "id", cols("a", "b"), "id,a,b\n1,0,0\n2,0,0\n", "id,a,b\n1,3,1\n2,4,1\n", 2.26777, ""},
+		{"mae", "mae", "id", cols("a"), "id,a\n1,0\n2,0\n", "id,a\n1,3\n2,-1\n", 2, ""},
+		{"median absolute error", "median-absolute-error", "id", cols("a"), "id,a\n1,0\n2,0\n3,0\n", "id,a\n1,3\n2,-1\n3,10\n", 3, ""},
+		{"spearman", "spearman", "id", cols("a"), "id,a\n1,1\n2,2\n3,3\n", "id,a\n1,10\n2,20\n3,1000\n", 1, ""},
+		{"rmsle, one column", "rmsle", "id", cols("a"), "id,a\n1,0\n", "id,a\n1,0\n", 0, ""},
+		{"map@3", "map@3", "id", cols("p"), "id,p\n1,a\n2,b c\n", "id,p\n1,x a\n2,b d c e\n", 0.66667, ""},
+		{"map@3 with an empty row", "map@3", "id", cols("p"), "id,p\n1,a\n2,b\n", "id,p\n1,a\n2,\n", nan, "missing value"},
+		{"rmse reads boolean predictions as 1/0", "rmse", "id", cols("a"), "id,a\n1,1\n2,0\n", "id,a\n1,True\n2,FALSE\n", 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

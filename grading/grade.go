@@ -3,7 +3,6 @@
 package grading
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -30,31 +29,42 @@ type Result struct {
 // metric, after MLE-bench's validity rules: the id column and every answer column present (and
 // nothing else where the task requires the exact set), one row per answer, ids matching (or
 // rows matched by position where the task's grader does so), values the metric can take.
+// The submission is a hostile program's output: it must be a regular file, and its bytes, line
+// length, columns, rows and grading time are bounded (LimitsFor); past a bound it is invalid.
 func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
-	f, err := os.Open(subPath)
-	if errors.Is(err, os.ErrNotExist) {
-		return Result{Reason: "no submission file was written"}, nil
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	defer f.Close()
-	ans, err := answers(ansPath)
+	start := time.Now()
+	ans, ansSize, err := answers(ansPath)
 	if err != nil {
 		// The answers are ours: a broken answers file is an infrastructure error.
 		return Result{}, fmt.Errorf("reading answers %s: %w", ansPath, err)
 	}
+	lim := LimitsFor(ans, ansSize)
 	invalid := func(format string, a ...any) (Result, error) {
-		return Result{Exists: true, Reason: fmt.Sprintf(format, a...)}, nil
+		return Result{Exists: true, Reason: fmt.Sprintf(format, a...), Duration: time.Since(start).Seconds()}, nil
 	}
+	f, err := OpenRegular(subPath)
+	var notRegular notRegularError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return Result{Reason: "no submission file was written"}, nil
+	case errors.As(err, &notRegular):
+		return invalid("%v", err)
+	case err != nil:
+		return Result{}, err
+	}
+	defer f.Close()
 	if !strings.HasSuffix(subPath, ".csv") {
 		return invalid("submission must be a .csv file")
 	}
-	sub, err := parseTable(f)
-	if err != nil {
-		return invalid("submission is not a readable CSV: %v", err)
+	if st, err := f.Stat(); err == nil && st.Size() > lim.MaxBytes {
+		return invalid("submission has %d bytes, over the limit of %d bytes for these answers (%s)", st.Size(), lim.MaxBytes, lim.bytesRule())
 	}
 	cols := answerColumns(spec, ans)
+	keep := append([]string{spec.IDColumn}, cols...)
+	sub, err := parseBounded(f, lim, keep, start)
+	if err != nil {
+		return invalid("%v", err)
+	}
 	aligned, err := align(spec, sub, ans, cols)
 	var inv invalidError
 	if errors.As(err, &inv) {
@@ -62,6 +72,9 @@ func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if err := lim.check(start); err != nil {
+		return invalid("%v", err)
 	}
 	score, err := metric(spec, aligned, ans, cols)
 	if errors.As(err, &inv) {
@@ -71,7 +84,7 @@ func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
 		return Result{}, err
 	}
 	score = math.Round(score*1e5) / 1e5
-	return Result{Score: &score, Exists: true, Valid: true}, nil
+	return Result{Score: &score, Exists: true, Valid: true, Duration: time.Since(start).Seconds()}, nil
 }
 
 type invalidError struct{ msg string }
@@ -80,11 +93,13 @@ func (e invalidError) Error() string { return e.msg }
 
 func invalidf(format string, a ...any) error { return invalidError{fmt.Sprintf(format, a...)} }
 
-// table is a parsed CSV with its header and a column index.
+// table is a parsed CSV: its full header, and the rows' kept columns with an index of them.
 type table struct {
-	header []string
+	all    []string // every column of the header
+	header []string // the kept columns, in file order
 	rows   [][]string
-	index  map[string]int
+	index  map[string]int // kept column name -> position in a row
+	total  int            // data rows in the file, kept or not
 }
 
 func (t table) col(name string) int {
@@ -103,24 +118,9 @@ func readTable(file string) (table, error) {
 	return parseTable(f)
 }
 
+// parseTable reads one of our own files (answers), whole and unbounded.
 func parseTable(r io.Reader) (table, error) {
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = false
-	all, err := cr.ReadAll()
-	if err != nil {
-		return table{}, err
-	}
-	if len(all) == 0 {
-		return table{}, errors.New("the file is empty (no header)")
-	}
-	t := table{header: all[0], rows: all[1:], index: map[string]int{}}
-	for i, h := range t.header {
-		if _, dup := t.index[h]; dup {
-			return table{}, fmt.Errorf("column %q appears twice", h)
-		}
-		t.index[h] = i
-	}
-	return t, nil
+	return parseBounded(r, Limits{}, nil, time.Now())
 }
 
 // answersCache keeps parsed answers files: a run grades many submissions against the same few
@@ -136,20 +136,21 @@ type cachedAnswers struct {
 	t     table
 }
 
-func answers(file string) (table, error) {
+// answers returns the parsed answers file and its size in bytes.
+func answers(file string) (table, int64, error) {
 	st, err := os.Stat(file)
 	if err != nil {
-		return table{}, err
+		return table{}, 0, err
 	}
 	answersCache.Lock()
 	c, ok := answersCache.m[file]
 	answersCache.Unlock()
 	if ok && c.size == st.Size() && c.mtime.Equal(st.ModTime()) {
-		return c.t, nil
+		return c.t, c.size, nil
 	}
 	t, err := readTable(file)
 	if err != nil {
-		return table{}, err
+		return table{}, 0, err
 	}
 	answersCache.Lock()
 	if len(answersCache.m) > 64 {
@@ -157,7 +158,7 @@ func answers(file string) (table, error) {
 	}
 	answersCache.m[file] = cachedAnswers{size: st.Size(), mtime: st.ModTime(), t: t}
 	answersCache.Unlock()
-	return t, nil
+	return t, st.Size(), nil
 }
 
 func isOne(s string) bool {
@@ -202,7 +203,7 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 	}
 	var extra []string
 	if spec.Answers.ExactColumns {
-		for _, h := range sub.header {
+		for _, h := range sub.all {
 			if !want[h] {
 				extra = append(extra, h)
 			}
@@ -212,19 +213,19 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 		return nil, invalidf("submission must have the column %s and %s: missing %s, unexpected %s",
 			id, short(cols), short(missing), short(extra))
 	}
-	if len(sub.rows) != len(ans.rows) {
-		return nil, invalidf("submission has %d rows, the answers have %d", len(sub.rows), len(ans.rows))
-	}
-	for _, r := range sub.rows {
-		if len(r) != len(sub.header) {
-			return nil, invalidf("a row has %d fields, the header has %d", len(r), len(sub.header))
-		}
+	if sub.total != len(ans.rows) {
+		return nil, invalidf("submission has %d rows, the answers have %d", sub.total, len(ans.rows))
 	}
 	idx := make([]int, len(cols))
+	contiguous := true // the kept row is the id then cols: align slices it, not copies
 	for k, c := range cols {
 		idx[k] = sub.col(c)
+		contiguous = contiguous && idx[k] == k+1
 	}
 	pick := func(r []string) []string {
+		if contiguous {
+			return r[1 : 1+len(cols)]
+		}
 		out := make([]string, len(idx))
 		for k, i := range idx {
 			out[k] = r[i]
@@ -243,26 +244,41 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 		return nil, fmt.Errorf("the answers have no id column %q", id)
 	}
 	subKey, ansKey := idKeys(sub, subID), idKeys(ans, ansID)
-	byID := make(map[string][][]string, len(sub.rows))
-	for i, r := range sub.rows {
-		byID[subKey[i]] = append(byID[subKey[i]], r)
+	// Rows of one id are chained: head[key] is the first unmatched one, next[i] the one after i.
+	head := make(map[idKey]int32, len(sub.rows))
+	next := make([]int32, len(sub.rows))
+	for i := len(sub.rows) - 1; i >= 0; i-- {
+		k := subKey[i]
+		if j, ok := head[k]; ok {
+			next[i] = j
+		} else {
+			next[i] = -1
+		}
+		head[k] = int32(i)
 	}
 	for i, a := range ans.rows {
-		rows := byID[ansKey[i]]
-		if len(rows) == 0 {
+		j, ok := head[ansKey[i]]
+		if !ok || j < 0 {
 			return nil, invalidf("submission ids do not match the test ids (id %q is missing or repeated too often elsewhere)", a[ansID])
 		}
-		out[i], byID[ansKey[i]] = pick(rows[0]), rows[1:]
+		out[i], head[ansKey[i]] = pick(sub.rows[j]), next[j]
 	}
 	return out, nil
 }
 
+// idKey is an id as pandas compares it: a number (an int64, or a float's bits when it is no
+// exact integer) or a text. A number never equals a text.
+type idKey struct {
+	kind uint8 // 0 text, 1 integer, 2 float
+	n    uint64
+	s    string
+}
+
 // idKeys are the values of column c as pandas' read_csv would compare them: a column whose every
 // cell is an integer is int64 ("0042" is 42), one whose every cell is a number is float64 ("4.0"
-// is 4, as an int64 4 is in numpy's comparison), anything else is text compared as written. A
-// key of a number never equals one of a text, as pandas' object column never equals a number.
-func idKeys(t table, c int) []string {
-	keys := make([]string, len(t.rows))
+// is 4, as an int64 4 is in numpy's comparison), anything else is text compared as written.
+func idKeys(t table, c int) []idKey {
+	keys := make([]idKey, len(t.rows))
 	ints, floats := true, true
 	for _, r := range t.rows {
 		s := strings.TrimSpace(r[c])
@@ -279,16 +295,16 @@ func idKeys(t table, c int) []string {
 		switch {
 		case ints:
 			v, _ := strconv.ParseInt(s, 10, 64)
-			keys[i] = "\x00n" + strconv.FormatInt(v, 10)
+			keys[i] = idKey{kind: 1, n: uint64(v)}
 		case floats:
 			v, _ := pandasFloat(r[c])
 			if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-				keys[i] = "\x00n" + strconv.FormatInt(int64(v), 10)
+				keys[i] = idKey{kind: 1, n: uint64(int64(v))}
 			} else {
-				keys[i] = "\x00n" + strconv.FormatFloat(v, 'g', -1, 64)
+				keys[i] = idKey{kind: 2, n: math.Float64bits(v)}
 			}
 		default:
-			keys[i] = r[c]
+			keys[i] = idKey{s: r[c]}
 		}
 	}
 	return keys
@@ -339,6 +355,9 @@ func short(s []string) string {
 
 // parseColumn parses column k of the aligned rows; NaN and text are invalid.
 func parseColumn(rows [][]string, k int, col string) ([]float64, error) {
+	if b := boolColumn(rows, k); b != nil && len(rows) > 0 {
+		return b, nil
+	}
 	out := make([]float64, len(rows))
 	for i, r := range rows {
 		v, ok := pandasFloat(r[k])
@@ -477,16 +496,62 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 			}
 			return e, nil
 		})
-	case "accuracy":
-		c := ans.col(cols[0])
-		if c < 0 {
+	case "accuracy", "f1", "f1-macro", "f1-micro", "f1-weighted":
+		if ans.col(cols[0]) < 0 {
 			return 0, fmt.Errorf("the answers have no column %q", cols[0])
 		}
-		pred, truth := make([]string, len(sub)), make([]string, len(sub))
-		for i, r := range sub {
-			pred[i], truth[i] = canonicalLabel(r[0]), canonicalLabel(ans.rows[i][c])
+		truth, err := readLabels(answerCells(ans, cols[0]), "answers")
+		if err != nil {
+			return 0, fmt.Errorf("%v", err) // ours to fix
 		}
-		return Accuracy(truth, pred), nil
+		pred, err := readLabels(aligned(sub, 0), "column "+strconv.Quote(cols[0]))
+		if err != nil {
+			return 0, err
+		}
+		if err := comparable(truth, pred); err != nil {
+			return 0, err
+		}
+		if spec.Metric == "accuracy" {
+			return Accuracy(truth.keys, pred.keys), nil
+		}
+		if spec.Metric == "f1" {
+			return BinaryF1(truth.keys, pred.keys)
+		}
+		return F1(truth.keys, pred.keys, strings.TrimPrefix(spec.Metric, "f1-")), nil
+	case "map@3", "map@5", "map@7", "map@10", "map@12":
+		k, _ := strconv.Atoi(strings.TrimPrefix(spec.Metric, "map@"))
+		if ans.col(cols[0]) < 0 {
+			return 0, fmt.Errorf("the answers have no column %q", cols[0])
+		}
+		truth, pred := answerCells(ans, cols[0]), aligned(sub, 0)
+		for i := range pred {
+			// pandas reads an empty cell or a missing-value spelling as NaN, which split() cannot take.
+			if pandasNA[pred[i]] {
+				return 0, invalidf("row %d: %q is a missing value: write the predictions separated by spaces", i+1, pred[i])
+			}
+		}
+		return MeanAveragePrecisionAtK(truth, pred, k), nil
+	case "rmse", "mae", "median-absolute-error", "spearman", "rmsle":
+		return perColumn(sub, ans, cols, func(pred, truth []float64, col string) (float64, error) {
+			var v float64
+			var err error
+			switch spec.Metric {
+			case "rmse":
+				v, err = RMSE(truth, pred)
+			case "mae":
+				v, err = MAE(truth, pred)
+			case "median-absolute-error":
+				v, err = MedianAbsoluteError(truth, pred)
+			case "spearman":
+				v, err = Spearman(truth, pred)
+			case "rmsle":
+				v, err = RMSLE(truth, pred)
+			}
+			if err != nil {
+				return 0, invalidf("column %q: %v", col, err)
+			}
+			return v, nil
+		})
 	}
 	return 0, fmt.Errorf("metric %q has no grader", spec.Metric)
 }
@@ -531,15 +596,6 @@ func perColumn(sub [][]string, ans table, cols []string, f func(pred, truth []fl
 	return total / float64(len(cols)), nil
 }
 
-// canonicalLabel lets "2" and "2.0" name the same class, as pandas' numeric columns would.
-func canonicalLabel(s string) string {
-	s = strings.TrimSpace(s)
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return s
-}
-
 // LogLoss is the mean negative log-probability of the true class, after clipping each
 // probability to [eps, 1-eps] and renormalising each row (scikit-learn 1.2's rule).
 func LogLoss(truth []int, probs [][]float64) float64 {
@@ -555,14 +611,16 @@ func LogLoss(truth []int, probs [][]float64) float64 {
 	return total / float64(len(probs))
 }
 
-// Report has MLE-bench's report fields for one submission.
+// Report has MLE-bench's report fields for one submission. Where the task has no medal
+// thresholds (no leaderboard to compute them from), the thresholds are null, MedalsUnknown is
+// set and no medal or above-median is claimed.
 type Report struct {
 	CompetitionID   string   `json:"competition_id"`
 	Score           *float64 `json:"score"`
-	GoldThreshold   float64  `json:"gold_threshold"`
-	SilverThreshold float64  `json:"silver_threshold"`
-	BronzeThreshold float64  `json:"bronze_threshold"`
-	MedianThreshold float64  `json:"median_threshold"`
+	GoldThreshold   *float64 `json:"gold_threshold"`
+	SilverThreshold *float64 `json:"silver_threshold"`
+	BronzeThreshold *float64 `json:"bronze_threshold"`
+	MedianThreshold *float64 `json:"median_threshold"`
 	AnyMedal        bool     `json:"any_medal"`
 	GoldMedal       bool     `json:"gold_medal"`
 	SilverMedal     bool     `json:"silver_medal"`
@@ -573,18 +631,62 @@ type Report struct {
 	IsLowerBetter   bool     `json:"is_lower_better"`
 	CreatedAt       string   `json:"created_at"`
 	SubmissionPath  string   `json:"submission_path"`
+	MedalsUnknown   bool     `json:"medals_unknown,omitempty"`
+}
+
+// ThresholdsKnown reports whether a spec's thresholds were given: all four zero is no
+// thresholds at all (a real leaderboard's median is never 0 where its gold is).
+func ThresholdsKnown(t tasks.Thresholds) bool { return t != (tasks.Thresholds{}) }
+
+// Medal names the report's medal: gold, silver, bronze, "unknown" for a valid score on a task
+// without thresholds, or "" for none.
+func (r Report) Medal() string {
+	switch {
+	case r.GoldMedal:
+		return "gold"
+	case r.SilverMedal:
+		return "silver"
+	case r.BronzeMedal:
+		return "bronze"
+	case r.MedalsUnknown && r.Score != nil:
+		return "unknown"
+	}
+	return ""
+}
+
+// MedalsText is the medals part of a one-line summary.
+func (r Report) MedalsText() string {
+	if r.MedalsUnknown {
+		return "medals: unknown (the task spec has no thresholds; compute them with `starter tasks thresholds --leaderboard FILE`)"
+	}
+	return fmt.Sprintf("any medal %v (gold %v, silver %v, bronze %v), above median %v",
+		r.AnyMedal, r.GoldMedal, r.SilverMedal, r.BronzeMedal, r.AboveMedian)
+}
+
+// ThresholdsText names the thresholds, or says they are unknown.
+func (r Report) ThresholdsText() string {
+	if r.MedalsUnknown || r.GoldThreshold == nil {
+		return "unknown (the task spec has no thresholds, so no medal is claimed)"
+	}
+	return fmt.Sprintf("gold %.5g, silver %.5g, bronze %.5g, median %.5g (lower is better: %v)",
+		*r.GoldThreshold, *r.SilverThreshold, *r.BronzeThreshold, *r.MedianThreshold, r.IsLowerBetter)
 }
 
 // NewReport applies the medal rule to a graded result: a medal is reached at or beyond its
-// threshold, above-median is strict, and only the best medal counts.
+// threshold, above-median is strict, and only the best medal counts. Without thresholds the
+// medals are unknown.
 func NewReport(spec *tasks.Spec, r Result, subPath string, now time.Time) Report {
 	t := spec.Thresholds
 	rep := Report{
 		CompetitionID: spec.ID, Score: r.Score,
-		GoldThreshold: t.Gold, SilverThreshold: t.Silver, BronzeThreshold: t.Bronze, MedianThreshold: t.Median,
 		SubmissionExist: r.Exists, ValidSubmission: r.Valid, IsLowerBetter: spec.LowerIsBetter(),
 		CreatedAt: now.UTC().Format(time.RFC3339Nano), SubmissionPath: subPath,
 	}
+	if !ThresholdsKnown(t) {
+		rep.MedalsUnknown = true
+		return rep
+	}
+	rep.GoldThreshold, rep.SilverThreshold, rep.BronzeThreshold, rep.MedianThreshold = &t.Gold, &t.Silver, &t.Bronze, &t.Median
 	if r.Score == nil {
 		return rep
 	}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"mlerl/internal/testenv"
 	"mlerl/tasks"
@@ -84,6 +86,50 @@ func TestThresholdRuleByLeaderboardSize(t *testing.T) {
 		pos := func(v float64) int { return c.n - int(v) + 1 }
 		if lower || pos(th.Gold) != c.gold || pos(th.Silver) != c.silver || pos(th.Bronze) != c.bronze {
 			t.Errorf("N=%d: positions %d %d %d, want %d %d %d", c.n, pos(th.Gold), pos(th.Silver), pos(th.Bronze), c.gold, c.silver, c.bronze)
+		}
+	}
+}
+
+func TestNoThresholdsMeansMedalsUnknown(t *testing.T) {
+	zero, score := 0.0, 0.0
+	spec := &tasks.Spec{ID: "x", Direction: "max"} // no thresholds: all zero
+	rep := NewReport(spec, Result{Score: &score, Valid: true, Exists: true}, "s.csv", time.Now())
+	if !rep.MedalsUnknown || rep.AnyMedal || rep.GoldMedal || rep.AboveMedian || rep.GoldThreshold != nil || rep.Medal() != "unknown" {
+		t.Fatalf("%+v (medal %q)", rep, rep.Medal())
+	}
+	if !strings.Contains(rep.MedalsText(), "medals: unknown") || !strings.Contains(rep.ThresholdsText(), "unknown") {
+		t.Fatalf("%s / %s", rep.MedalsText(), rep.ThresholdsText())
+	}
+	// Leaf's gold threshold is 0 (lower is better): known thresholds may hold a zero.
+	spec = &tasks.Spec{ID: "leaf", Direction: "min", Thresholds: tasks.Thresholds{Gold: 0, Silver: 0.00791, Bronze: 0.01526, Median: 0.108345}}
+	rep = NewReport(spec, Result{Score: &zero, Valid: true, Exists: true}, "s.csv", time.Now())
+	if rep.MedalsUnknown || !rep.GoldMedal || rep.Medal() != "gold" || *rep.GoldThreshold != 0 {
+		t.Fatalf("%+v", rep)
+	}
+	rep = NewReport(spec, Result{Exists: true}, "s.csv", time.Now())
+	if rep.Medal() != "" {
+		t.Fatalf("an invalid submission has no medal: %q", rep.Medal())
+	}
+}
+
+func TestThresholdsForDirectionAndOrder(t *testing.T) {
+	board := []float64{0.9, 0.8, 0.85, 0.7, 0.6} // row 3 out of order
+	th, lower, note, err := ThresholdsFor(board, "max")
+	if err != nil || lower || !strings.Contains(note, "not in rank order") || th.Gold != 0.9 || th.Silver != 0.9 || th.Bronze != 0.85 || th.Median != 0.8 {
+		t.Fatalf("%+v %v %q %v", th, lower, note, err)
+	}
+	if _, _, _, err := ThresholdsFor(board, "min"); err == nil || !strings.Contains(err.Error(), "direction is min") {
+		t.Fatalf("a contradicting direction must be refused: %v", err)
+	}
+	if _, _, _, err := ThresholdsFor(board, "up"); err == nil {
+		t.Fatal("a bad direction must be refused")
+	}
+	if _, lower, _, _ := ThresholdsFor([]float64{0.1, 0.2, 0.3}, ""); !lower {
+		t.Fatal("lower-is-better must be read off the leaderboard")
+	}
+	for _, bad := range []string{"teamName,score\na,NaN\n", "teamName,score\na,\n", "teamName,points\na,1\n", "teamName,score\n", ""} {
+		if _, err := ReadLeaderboard(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q must be refused", bad)
 		}
 	}
 }

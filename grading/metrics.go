@@ -294,3 +294,208 @@ func mean(v []float64) float64 {
 	}
 	return s / float64(len(v))
 }
+
+// RMSE is the square root of scikit-learn's mean_squared_error.
+func RMSE(truth, pred []float64) (float64, error) {
+	if err := regressionInputs("RMSE", truth, pred); err != nil {
+		return 0, err
+	}
+	s := 0.0
+	for i := range truth {
+		d := truth[i] - pred[i]
+		s += d * d
+	}
+	return math.Sqrt(s / float64(len(truth))), nil
+}
+
+// MAE is scikit-learn's mean_absolute_error.
+func MAE(truth, pred []float64) (float64, error) {
+	if err := regressionInputs("MAE", truth, pred); err != nil {
+		return 0, err
+	}
+	s := 0.0
+	for i := range truth {
+		s += math.Abs(truth[i] - pred[i])
+	}
+	return s / float64(len(truth)), nil
+}
+
+// MedianAbsoluteError is scikit-learn's median_absolute_error (numpy's median: the mean of the
+// two middle values for an even count).
+func MedianAbsoluteError(truth, pred []float64) (float64, error) {
+	if err := regressionInputs("median absolute error", truth, pred); err != nil {
+		return 0, err
+	}
+	d := make([]float64, len(truth))
+	for i := range truth {
+		d[i] = math.Abs(truth[i] - pred[i])
+	}
+	sort.Float64s(d)
+	n := len(d)
+	if n%2 == 1 {
+		return d[n/2], nil
+	}
+	return (d[n/2-1] + d[n/2]) / 2, nil
+}
+
+// Spearman is scipy.stats.spearmanr's correlation: Pearson's r of the ranks, ties taking their
+// average rank.
+func Spearman(x, y []float64) (float64, error) {
+	if err := regressionInputs("Spearman correlation", x, y); err != nil {
+		return 0, err
+	}
+	if len(x) < 2 {
+		return 0, errors.New("Spearman correlation needs at least 2 rows")
+	}
+	return Pearson(ranks(x), ranks(y))
+}
+
+// ranks are 1-based ranks with ties averaged (scipy.stats.rankdata's "average").
+func ranks(v []float64) []float64 {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return v[idx[a]] < v[idx[b]] })
+	r := make([]float64, len(v))
+	for i := 0; i < len(idx); {
+		j := i
+		for j < len(idx) && v[idx[j]] == v[idx[i]] {
+			j++
+		}
+		avg := float64(i+j+1) / 2 // ranks i+1..j
+		for k := i; k < j; k++ {
+			r[idx[k]] = avg
+		}
+		i = j
+	}
+	return r
+}
+
+func regressionInputs(name string, truth, pred []float64) error {
+	if len(truth) != len(pred) {
+		return fmt.Errorf("%s needs as many predictions as answers (%d predictions, %d answers)", name, len(pred), len(truth))
+	}
+	if len(truth) == 0 {
+		return fmt.Errorf("%s is undefined with no rows", name)
+	}
+	for i := range truth {
+		if !finite(truth[i]) || !finite(pred[i]) {
+			return fmt.Errorf("%s needs finite numbers (found NaN or infinity)", name)
+		}
+	}
+	return nil
+}
+
+// BinaryF1 is scikit-learn's f1_score with its defaults (average="binary", pos_label=1): the
+// labels must be 0/1 (or booleans); a class never predicted nor present scores 0.
+func BinaryF1(truth, pred []string) (float64, error) {
+	one, zero := "\x00n1", "\x00n0"
+	var tp, fp, fn float64
+	for i := range truth {
+		for _, l := range []string{truth[i], pred[i]} {
+			if l != one && l != zero {
+				return 0, invalidf("binary F1 needs the labels 0 and 1 (or False and True), found %q", strings.TrimPrefix(l, "\x00n"))
+			}
+		}
+		switch {
+		case truth[i] == one && pred[i] == one:
+			tp++
+		case pred[i] == one:
+			fp++
+		case truth[i] == one:
+			fn++
+		}
+	}
+	return f1(tp, fp, fn), nil
+}
+
+func f1(tp, fp, fn float64) float64 {
+	if 2*tp+fp+fn == 0 {
+		return 0 // scikit-learn's zero_division default ("warn") scores 0
+	}
+	return 2 * tp / (2*tp + fp + fn)
+}
+
+// F1 is scikit-learn's f1_score over every label of either side with average "macro" (the
+// plain mean of the labels' F1), "micro" (F1 of the pooled counts: accuracy for single labels)
+// or "weighted" (weighted by each label's count in the answers).
+func F1(truth, pred []string, average string) float64 {
+	type counts struct{ tp, fp, fn, support float64 }
+	per := map[string]*counts{}
+	get := func(l string) *counts {
+		if per[l] == nil {
+			per[l] = &counts{}
+		}
+		return per[l]
+	}
+	for i := range truth {
+		get(truth[i]).support++
+		if truth[i] == pred[i] {
+			get(truth[i]).tp++
+		} else {
+			get(pred[i]).fp++
+			get(truth[i]).fn++
+		}
+	}
+	labels := make([]string, 0, len(per))
+	for l := range per {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels) // a fixed order of the float sums
+	var sum, weights, tp, fp, fn float64
+	for _, l := range labels {
+		c := per[l]
+		switch average {
+		case "macro":
+			sum += f1(c.tp, c.fp, c.fn)
+			weights++
+		case "weighted":
+			sum += c.support * f1(c.tp, c.fp, c.fn)
+			weights += c.support
+		}
+		tp, fp, fn = tp+c.tp, fp+c.fp, fn+c.fn
+	}
+	if average == "micro" {
+		return f1(tp, fp, fn)
+	}
+	if weights == 0 {
+		return 0
+	}
+	return sum / weights
+}
+
+// MeanAveragePrecisionAtK is Kaggle's MAP@k over rows of space-separated labels: for each row,
+// the first k predictions (a repeat counts once) score the precision at each one that is among
+// the row's answers, summed and divided by min(answers, k); a row without answers scores 0.
+// truth and pred must have the same length.
+func MeanAveragePrecisionAtK(truth, pred []string, k int) float64 {
+	if len(truth) != len(pred) {
+		panic(fmt.Sprintf("MeanAveragePrecisionAtK: %d answers but %d predictions", len(truth), len(pred)))
+	}
+	total := 0.0
+	for i := range truth {
+		actual := map[string]bool{}
+		for _, w := range strings.Fields(truth[i]) {
+			actual[w] = true
+		}
+		if len(actual) == 0 {
+			continue
+		}
+		p := strings.Fields(pred[i])
+		if len(p) > k {
+			p = p[:k]
+		}
+		seen := map[string]bool{}
+		hits, score := 0.0, 0.0
+		for j, w := range p {
+			if actual[w] && !seen[w] {
+				hits++
+				score += hits / float64(j+1)
+			}
+			seen[w] = true
+		}
+		total += score / float64(min(len(actual), k))
+	}
+	return total / float64(len(truth))
+}

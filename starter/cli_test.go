@@ -31,6 +31,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{[]string{"grade"}, []string{"usage: starter grade --task ID --submission FILE", "MLE-bench", "-submission", "-jsonl"}},
 		{[]string{"tasks", "list"}, []string{"usage: starter tasks list", "prepared", "-data-dir", "-task string\n"}},
 		{[]string{"tasks", "prepare"}, []string{"usage: starter tasks prepare", "-raw", "-if-needed"}},
+		{[]string{"tasks", "thresholds"}, []string{"usage: starter tasks thresholds", "progression", "-leaderboard", "-direction"}},
 		{[]string{"tasks"}, []string{"usage: starter tasks list", "starter tasks prepare"}},
 	}
 	for _, c := range cases {

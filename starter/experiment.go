@@ -447,7 +447,9 @@ func fmtScore(v *float64) string {
 }
 
 func medalNote(g *experiment.Graded) string {
-	if m := g.Medal(); m != "" {
+	if m := g.Medal(); m == "unknown" {
+		return " (medals unknown)"
+	} else if m != "" {
 		return " (" + m + ")"
 	}
 	return ""

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"mlerl/internal/testenv"
 	"mlerl/tasks"
@@ -138,5 +143,112 @@ prompt: {summary: "Predict the flag.", snippet_rows: 2}
 	}
 	if err := l.CheckPrepared(s); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A FIFO (or a symlink to one) as the submission or the JSONL list is refused at once, naming
+// what it is; opening it would block for good.
+func TestGradeRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "submission.csv")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.csv")
+	os.Symlink(fifo, link)
+	for _, args := range [][]string{
+		{"--task", "leaf-classification", "--submission", fifo},
+		{"--task", "leaf-classification", "--submission", link},
+		{"--task", "leaf-classification", "--submission", "/dev/null"},
+		{"--jsonl", fifo},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- gradeCommand(args, io.Discard) }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%v: %v, want a refusal naming a special file", args, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: grade blocked", args)
+		}
+	}
+}
+
+// `starter tasks thresholds` prints MLE-bench's figures (thresholds.csv) for every leaderboard
+// in ../shared, with the direction from the spec, from the leaderboard, or refused when they
+// disagree.
+func TestTasksThresholdsMatchMLEBench(t *testing.T) {
+	dir := testenv.SharedDir(t, "mlebench")
+	b, err := os.ReadFile(filepath.Join(dir, "thresholds.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")[1:]
+	for _, l := range lines {
+		f := strings.Split(l, ",") // competition,better,teams,gold,silver,bronze,median
+		board := filepath.Join(dir, f[0], "leaderboard.csv")
+		num := func(s string) string { v, _ := strconv.ParseFloat(s, 64); return strconv.FormatFloat(v, 'g', -1, 64) }
+		want := fmt.Sprintf("teams %s, direction %s", f[2], f[1]) + fmt.Sprintf(" (%s is better)\ngold %s\nsilver %s\nbronze %s\nmedian %s\n",
+			map[string]string{"min": "lower", "max": "higher"}[f[1]], num(f[3]), num(f[4]), num(f[5]), num(f[6]))
+		for _, extra := range [][]string{nil, {"--direction", f[1]}} {
+			var out bytes.Buffer
+			if err := tasksThresholds(append([]string{"--leaderboard", board}, extra...), &out); err != nil {
+				t.Fatalf("%s: %v", f[0], err)
+			}
+			if !strings.HasPrefix(out.String(), want) {
+				t.Errorf("%s %v:\n%s\nwant\n%s", f[0], extra, out.String(), want)
+			}
+		}
+		wrong := map[string]string{"min": "max", "max": "min"}[f[1]]
+		var out bytes.Buffer
+		if err := tasksThresholds([]string{"--leaderboard", board, "--direction", wrong}, &out); err == nil || !strings.Contains(err.Error(), "direction is "+wrong) {
+			t.Errorf("%s: the wrong direction must be refused: %v", f[0], err)
+		}
+	}
+	if len(lines) < 12 {
+		t.Fatalf("thresholds.csv has %d competitions", len(lines))
+	}
+	var out bytes.Buffer
+	err = tasksThresholds([]string{"--leaderboard", filepath.Join(dir, "thresholds.csv")}, &out)
+	if err == nil || !strings.Contains(err.Error(), "no score column") {
+		t.Fatalf("a file without a score column: %v", err)
+	}
+}
+
+// A spec without thresholds grades with medals unknown, never a medal: the sample submission of
+// insults (all zeros) was reported gold against zero thresholds.
+func TestGradeWithoutThresholdsSaysMedalsUnknown(t *testing.T) {
+	dataDir := testenv.PreparedData(t, "detecting-insults-in-social-commentary")
+	spec, err := tasks.Builtin().Get("detecting-insults-in-social-commentary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "tasks", "specs", spec.ID+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?m)^thresholds:\n(\s+.*\n)+`).ReplaceAllString(string(b), "")
+	if strings.Contains(text, "gold:") {
+		t.Fatalf("the thresholds were not removed:\n%s", text)
+	}
+	specFile := filepath.Join(t.TempDir(), "spec.yaml")
+	os.WriteFile(specFile, []byte(text), 0o644)
+	sample := filepath.Join(tasks.Layout{DataDir: dataDir}.Dirs(spec.ID, tasks.SplitTest).Public, spec.Files.SampleSubmission)
+	var out bytes.Buffer
+	if err := gradeCommand([]string{"--task", spec.ID, "--task-spec", specFile, "--data-dir", dataDir, "--submission", sample}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "medals: unknown") || strings.Contains(out.String(), "gold true") {
+		t.Fatalf("%s", out.String())
+	}
+	out.Reset()
+	if err := gradeCommand([]string{"--task", spec.ID, "--task-spec", specFile, "--data-dir", dataDir, "--submission", sample, "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	json.Unmarshal(out.Bytes(), &rep)
+	if rep["medals_unknown"] != true || rep["gold_medal"] != false || rep["any_medal"] != false || rep["gold_threshold"] != nil {
+		t.Fatalf("%s", out.String())
 	}
 }

@@ -52,6 +52,11 @@ var docs = map[string]cmdDoc{
 			"the generic preparer) or by its preparer (a Python file beside the spec). Without --raw, a\n" +
 			"test split already in --data-dir (e.g. from `mlebench prepare`) gets its validation folds.\n" +
 			"docs/tasks.md says how to add a competition.", ""},
+	"tasks thresholds": {"starter tasks thresholds --leaderboard FILE [--task ID | --direction min|max]",
+		"Prints the gold, silver, bronze and median thresholds MLE-bench computes from a Kaggle private\n" +
+			"leaderboard (rows in rank order; medal positions by team count, Kaggle's progression rules),\n" +
+			"and the spec's thresholds line. The direction comes from --direction, else the --task spec,\n" +
+			"else the leaderboard (first row better than last); a leaderboard contradicting it is refused.", ""},
 	"grade": {"starter grade --task ID --submission FILE [flags]\n       starter grade --jsonl FILE [flags]",
 		"Grades a submission CSV as MLE-bench does and prints its score and medals; with --jsonl,\n" +
 			"grades many and prints MLE-bench's aggregate report. Exit status: 0 valid, 1 invalid (after\n" +

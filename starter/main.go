@@ -26,6 +26,7 @@ commands:
   worker         serve task queues (more sandbox slots, a separate gpu worker)
   tasks list     list the known tasks and whether their data is prepared
   tasks prepare  build MLE-bench's prepared layout from Kaggle's raw files
+  tasks thresholds  medal thresholds from a Kaggle leaderboard, as MLE-bench computes them
   grade          grade a submission as MLE-bench does
 
 Run 'starter <command> -h' for a command's usage, arguments and flags.
@@ -68,11 +69,12 @@ func dispatch(ctx context.Context, args []string) error {
 		return workerCommand(ctx, args[1:], os.Stdout)
 	case "tasks":
 		if len(args) < 2 {
-			return errors.New("tasks needs a subcommand: list or prepare (`starter tasks list -h`, `starter tasks prepare -h`)")
+			return errors.New("tasks needs a subcommand: list, prepare or thresholds (`starter tasks list -h`, `starter tasks prepare -h`, `starter tasks thresholds -h`)")
 		}
 		if a := args[1]; a == "-h" || a == "-help" || a == "--help" {
-			fmt.Fprint(helpOut, "usage: starter tasks list [flags]\n       starter tasks prepare --task ID --raw PATH [flags]\n\n"+
-				"list: the known tasks and whether their data is prepared; prepare: build MLE-bench's layout from\nKaggle's raw files. `starter tasks list -h` and `starter tasks prepare -h` give their flags.\n")
+			fmt.Fprint(helpOut, "usage: starter tasks list [flags]\n       starter tasks prepare --task ID --raw PATH [flags]\n       starter tasks thresholds --leaderboard FILE [--task ID | --direction min|max]\n\n"+
+				"list: the known tasks and whether their data is prepared; prepare: build MLE-bench's layout from\nKaggle's raw files; thresholds: the medal thresholds MLE-bench computes from a leaderboard.\n"+
+				"`starter tasks list -h`, `starter tasks prepare -h` and `starter tasks thresholds -h` give their flags.\n")
 			return flag.ErrHelp
 		}
 		switch args[1] {
@@ -80,10 +82,20 @@ func dispatch(ctx context.Context, args []string) error {
 			return tasksList(args[2:])
 		case "prepare":
 			return tasksPrepare(ctx, args[2:])
+		case "thresholds":
+			return tasksThresholds(args[2:], os.Stdout)
 		}
-		return fmt.Errorf("unknown tasks subcommand %q: use list or prepare", args[1])
+		return fmt.Errorf("unknown tasks subcommand %q: use list, prepare or thresholds", args[1])
 	case "grade":
-		return gradeCommand(args[1:], os.Stdout)
+		// Grading is bounded in time, but a signal must still end it at once.
+		done := make(chan error, 1)
+		go func() { done <- gradeCommand(args[1:], os.Stdout) }()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return errors.New("interrupted while grading")
+		}
 	case "-h", "--help", "-help", "help":
 		if len(args) > 1 { // starter help COMMAND
 			return dispatch(ctx, append(args[1:], "--help"))

@@ -481,8 +481,8 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			fmt.Fprint(out, result.Report.Table)
 			if result.Final != nil {
 				r := result.Final.Report
-				fmt.Fprintf(out, "the policy's best-of-K program %s, graded on the private test answers: valid %v, gold %v, silver %v, bronze %v, above median %v\n",
-					result.Final.SampleID, r.ValidSubmission, r.GoldMedal, r.SilverMedal, r.BronzeMedal, r.AboveMedian)
+				fmt.Fprintf(out, "the policy's best-of-K program %s, graded on the private test answers: valid %v, %s\n",
+					result.Final.SampleID, r.ValidSubmission, r.MedalsText())
 			} else {
 				fmt.Fprintln(out, "no evaluated program wrote a valid submission, so nothing was graded on the test answers (try more --iterations or --eval-samples)")
 			}
@@ -537,6 +537,8 @@ func answerLine(a *activities.FinalAnswer) string {
 // medalWords names the best medal a grade report reaches, or none.
 func medalWords(r grading.Report) string {
 	switch {
+	case r.MedalsUnknown:
+		return "medals unknown (the task spec has no thresholds)"
 	case r.GoldMedal:
 		return "gold medal"
 	case r.SilverMedal:

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -170,12 +171,8 @@ func gradeCommand(args []string, out io.Writer) error {
 	if *sub == "" {
 		return fmt.Errorf("--submission FILE (or --jsonl FILE) is required")
 	}
-	if st, err := os.Stat(*sub); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("submission %s does not exist: give the path of the CSV to grade (a run keeps each program's under samples/<id>/submission.csv)", *sub)
-	} else if err != nil {
-		return fmt.Errorf("submission %s: %w", *sub, err)
-	} else if st.IsDir() {
-		return fmt.Errorf("submission %s is a folder: give the CSV file in it", *sub)
+	if err := regularFile(*sub, "submission"); err != nil {
+		return err
 	}
 	rep, reason, err := gradeOne(s, layout, *sub)
 	if err != nil {
@@ -193,8 +190,7 @@ func gradeCommand(args []string, out io.Writer) error {
 	if rep.Score != nil {
 		score = fmt.Sprint(*rep.Score)
 	}
-	fmt.Fprintf(out, "%s: score %s, valid %v, any medal %v (gold %v, silver %v, bronze %v), above median %v\n",
-		s.ID, score, rep.ValidSubmission, rep.AnyMedal, rep.GoldMedal, rep.SilverMedal, rep.BronzeMedal, rep.AboveMedian)
+	fmt.Fprintf(out, "%s: score %s, valid %v, %s\n", s.ID, score, rep.ValidSubmission, rep.MedalsText())
 	return invalidIf(rep.ValidSubmission, reason)
 }
 
@@ -236,7 +232,31 @@ type aggregate struct {
 	CompetitionReports       []grading.Report `json:"competition_reports"`
 }
 
+// regularFile refuses a path that is not a regular file (or a symlink to one) without opening
+// it: opening a FIFO with no writer would block for good.
+func regularFile(path, what string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && what == "submission":
+		return fmt.Errorf("submission %s does not exist: give the path of the CSV to grade (a run keeps each program's under samples/<id>/submission.csv)", path)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", what, path, err)
+	case st.IsDir():
+		return fmt.Errorf("%s %s is a folder: give the CSV file in it", what, path)
+	case !st.Mode().IsRegular():
+		f, err := grading.OpenRegular(path) // names the kind of special file
+		if err == nil {
+			f.Close()
+		}
+		return fmt.Errorf("%s: %v", what, err)
+	}
+	return nil
+}
+
 func gradeMany(reg *tasks.Registry, layout tasks.Layout, file string) (aggregate, error) {
+	if err := regularFile(file, "--jsonl file"); err != nil {
+		return aggregate{}, err
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return aggregate{}, err
@@ -289,4 +309,53 @@ func gradeMany(reg *tasks.Registry, layout tasks.Layout, file string) (aggregate
 		agg.CompetitionReports = append(agg.CompetitionReports, rep)
 	}
 	return agg, sc.Err()
+}
+
+// tasksThresholds prints the medal thresholds MLE-bench computes from a Kaggle leaderboard, and
+// the spec's thresholds line to paste.
+func tasksThresholds(args []string, out io.Writer) error {
+	var tf taskFlags
+	fs := newFlagSet("tasks thresholds")
+	tf.register(fs)
+	board := fs.String("leaderboard", "", "Kaggle private leaderboard CSV in MLE-bench's format (teamName, score, ...), best first")
+	direction := fs.String("direction", "", "min (lower is better) or max; default: the --task spec's direction, else read off the leaderboard")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *board == "" {
+		return errors.New("--leaderboard FILE is required: the competition's leaderboard.csv (MLE-bench keeps one per competition)")
+	}
+	dir := *direction
+	if dir == "" && tf.task != "" {
+		s, err := tf.spec()
+		if err != nil {
+			return err
+		}
+		dir = s.Direction
+	}
+	if err := regularFile(*board, "leaderboard"); err != nil {
+		return err
+	}
+	f, err := os.Open(*board)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	scores, err := grading.ReadLeaderboard(f)
+	if err != nil {
+		return fmt.Errorf("leaderboard %s: %w", *board, err)
+	}
+	th, lower, note, err := grading.ThresholdsFor(scores, dir)
+	if err != nil {
+		return fmt.Errorf("leaderboard %s: %w", *board, err)
+	}
+	if note != "" {
+		fmt.Fprintln(out, "note:", note)
+	}
+	// 10 significant digits: the median's mean of two scores carries float noise past them.
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+	better := map[bool]string{true: "min (lower is better)", false: "max (higher is better)"}[lower]
+	fmt.Fprintf(out, "teams %d, direction %s\ngold %s\nsilver %s\nbronze %s\nmedian %s\n", len(scores), better, g(th.Gold), g(th.Silver), g(th.Bronze), g(th.Median))
+	fmt.Fprintf(out, "spec: thresholds: {gold: %s, silver: %s, bronze: %s, median: %s}\n", g(th.Gold), g(th.Silver), g(th.Bronze), g(th.Median))
+	return nil
 }

@@ -214,7 +214,7 @@ func (s *Spec) LowerIsBetter() bool { return s.Direction == "min" }
 // keep every class's share (stratify): the metric grades classes, not values.
 func (s *Spec) ClassLabelled() bool {
 	switch s.Metric {
-	case "multi-class-log-loss", "roc-auc", "mean-column-roc-auc", "accuracy":
+	case "multi-class-log-loss", "roc-auc", "mean-column-roc-auc", "accuracy", "f1", "f1-macro", "f1-micro", "f1-weighted":
 		return true
 	}
 	return false
@@ -224,6 +224,10 @@ func (s *Spec) ClassLabelled() bool {
 var knownMetrics = map[string]bool{
 	"multi-class-log-loss": true, "roc-auc": true, "mean-column-roc-auc": true, "quadratic-weighted-kappa": true,
 	"mean-word-jaccard": true, "pearson": true, "mean-column-rmsle": true, "accuracy": true,
+	// Added with the grading package's generic metrics (docs/grading.md lists them).
+	"f1": true, "f1-macro": true, "f1-micro": true, "f1-weighted": true, "rmse": true, "rmsle": true,
+	"mae": true, "median-absolute-error": true, "spearman": true,
+	"map@3": true, "map@5": true, "map@7": true, "map@10": true, "map@12": true,
 }
 
 var knownModalities = map[string]bool{

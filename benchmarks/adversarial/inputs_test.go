@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -213,6 +214,64 @@ func inputCases() []inputCase {
 	}
 }
 
+// gradeInputCases are hostile files given to `starter grade`: special files that would block an
+// open, and data that would cost the grader far more than its size (issue 61 items 4 and 7).
+func gradeInputCases() []inputCase {
+	grade := func(sub func(e inputEnv) string) func(e inputEnv) []string {
+		return func(e inputEnv) []string {
+			return []string{"grade", "--task", task, "--data-dir", e.dataDir, "--submission", sub(e)}
+		}
+	}
+	fifo := func(e inputEnv) string {
+		p := filepath.Join(e.tmp, "fifo.csv")
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+		return p
+	}
+	header := "id"
+	for i := range 99 {
+		header += fmt.Sprintf(",c%d", i)
+	}
+	header += "\n"
+	return []inputCase{
+		{name: "grade-fifo", expect: "refused at once, naming a FIFO", control: true, args: grade(fifo), want: []string{"named pipe"}},
+		{name: "grade-symlink-to-fifo", expect: "refused at once, naming a FIFO", control: true,
+			args: grade(func(e inputEnv) string {
+				p := filepath.Join(e.tmp, "link.csv")
+				if err := os.Symlink(fifo(e), p); err != nil {
+					e.t.Fatal(err)
+				}
+				return p
+			}), want: []string{"named pipe"}},
+		{name: "grade-device", expect: "refused, naming a device", control: true,
+			args: grade(func(inputEnv) string { return "/dev/zero" }), want: []string{"character device"}},
+		{name: "grade-jsonl-fifo", expect: "refused at once, naming a FIFO", control: true,
+			args: func(e inputEnv) []string { return []string{"grade", "--data-dir", e.dataDir, "--jsonl", fifo(e)} },
+			want: []string{"named pipe"}},
+		{name: "grade-63MiB-of-commas", expect: "exit 1: invalid, over the byte limit", control: true,
+			args: grade(func(e inputEnv) string { return e.writeFile("commas.csv", strings.Repeat(",", 63<<20)) }),
+			want: []string{"invalid", "bytes"}},
+		{name: "grade-huge-line", expect: "exit 1: invalid, over the line limit", control: true,
+			args: grade(func(e inputEnv) string {
+				return e.writeFile("line.csv", header+"1,"+strings.Repeat("0", 300<<10)+"\n")
+			}), want: []string{"invalid", "longer than the limit"}},
+		{name: "grade-too-many-columns", expect: "exit 1: invalid, over the column limit", control: true,
+			args: grade(func(e inputEnv) string {
+				return e.writeFile("wide.csv", "id"+strings.Repeat(",c", 5000)+"\n")
+			}), want: []string{"invalid", "columns"}},
+		{name: "grade-gzip", expect: "exit 1: invalid, named compressed", control: true,
+			args: grade(func(e inputEnv) string { return e.writeFile("gz.csv", "\x1f\x8b\x08\x00rest") }),
+			want: []string{"invalid", "gzip"}},
+		{name: "grade-nul-bytes", expect: "exit 1: invalid, naming the NUL byte", control: true,
+			args: grade(func(e inputEnv) string { return e.writeFile("nul.csv", header+"1"+strings.Repeat(",0\x00", 99)+"\n") }),
+			want: []string{"invalid", "NUL byte"}},
+		{name: "grade-not-utf8", expect: "exit 1: invalid, not UTF-8", control: true,
+			args: grade(func(e inputEnv) string { return e.writeFile("latin1.csv", header+"1"+strings.Repeat(",\xe9", 99)+"\n") }),
+			want: []string{"invalid", "UTF-8"}},
+	}
+}
+
 // TestBadInputs runs the starter binary on bad input of every kind and checks each is refused
 // with a non-zero exit and an error naming the problem, leaving no run behind.
 func TestBadInputs(t *testing.T) {
@@ -227,7 +286,7 @@ func TestBadInputs(t *testing.T) {
 	for _, kind := range sandboxKinds {
 		columns[kind] = tb.addColumn(kind)
 	}
-	for _, c := range inputCases() {
+	for _, c := range append(inputCases(), gradeInputCases()...) {
 		kinds := sandboxKinds
 		switch {
 		case c.control:

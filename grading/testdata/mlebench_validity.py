@@ -142,6 +142,7 @@ GRADERS = {
         s, a, "image_id", ["healthy", "multiple_diseases", "rust", "scab"]),
     "tweet-sentiment-extraction": lambda s, a: jaccard_grade(s, a, "textID", "selected_text"),
     "tabular-playground-series-dec-2021": lambda s, a: accuracy_grade(s, a, "Id", "Cover_Type"),
+    "spaceship-titanic": lambda s, a: accuracy_grade(s, a, "PassengerId", "Transported"),
 }
 
 
