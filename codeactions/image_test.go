@@ -153,6 +153,41 @@ func TestImageProgramsOnSyntheticData(t *testing.T) {
 	t.Logf("weak: %s %.5f in %.1fs, %d markers", spec.Metric, *weak.Grade.Score, weak.Seconds, weak.Markers)
 }
 
+// imageOdd turns the synthetic layout's training labels into booleans with a few missing (one
+// cell, one whole row), overwrites one training image with bytes that are no image and cuts one
+// test image short, as real competitions' files sometimes are.
+const imageOdd = `import sys, pathlib
+import numpy as np
+import pandas as pd
+
+public = pathlib.Path(sys.argv[1]) / "public"
+train = pd.read_csv(public / "train.csv")
+targets = ["healthy", "multiple_diseases", "rust", "scab"]
+train[targets] = train[targets].astype(bool).astype(object)
+train.loc[10, "rust"] = np.nan
+train.loc[11, targets] = np.nan
+train.to_csv(public / "train.csv", index=False)
+(public / "images" / "Train_12.jpg").write_bytes(b"not an image")
+test_image = public / "images" / "Test_5.jpg"
+data = test_image.read_bytes()
+test_image.write_bytes(data[: len(data) // 2])
+`
+
+// On the synthetic leaves with boolean labels, two unlabelled rows, an undecodable training
+// image and a truncated test image, the strong program, cross-validated or writing hard one-hot
+// rows, still writes valid submissions that score near the clean layout's bounds.
+func TestImageProgramsOnOddSyntheticData(t *testing.T) {
+	spec, _ := tasks.Builtin().Get("plant-pathology-2020-fgvc7")
+	dirs := imageSyntheticData(t, "400", "150")
+	if out, err := exec.Command(testenv.Python, "-c", imageOdd, filepath.Dir(dirs.Public)).CombinedOutput(); err != nil {
+		t.Fatalf("making the synthetic layout odd: %v\n%s", err, out)
+	}
+	checkPrograms(t, codeactions.Image, spec, dirs, []programCase{
+		{"strong: histograms, gradients and texture at 64 px under a random forest", imageBase(), true, 0.85, 7},
+		{"the strong program cross-validated, writing one-hot rows", override(imageBase(), "validation", "cv3", "submission", "hard-onehot"), true, 0.7, 7},
+	})
+}
+
 // On the real aerial-cactus validation split (prepared by the generic split from the spec
 // alone; one binary target, ids that are the image file names): colour histograms under a
 // logistic regression, opening the images by their ids alone (there is no extension to add),
