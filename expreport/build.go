@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"mlerl/activities"
 	"mlerl/experiment"
 	"mlerl/report"
+	"mlerl/runrecord"
 	"mlerl/tasks"
 )
 
@@ -107,7 +107,7 @@ type index struct {
 	arms    []string
 	seeds   []uint64
 	cells   map[key][]experiment.CellRecord // in seed order
-	metrics map[string][]activities.IterationMetrics
+	metrics map[string][]runrecord.IterationMetrics
 	dir     map[string]Direction
 	base    map[string][]report.Baseline
 	notes   []string
@@ -115,7 +115,7 @@ type index struct {
 
 // Build makes the report from a ledger and the runs' metrics (keyed by the cell's Run; a line
 // repeated by a resume is kept last). It reads nothing and renders nothing: Write does.
-func Build(led experiment.Ledger, metrics map[string][]activities.IterationMetrics) (*Report, error) {
+func Build(led experiment.Ledger, metrics map[string][]runrecord.IterationMetrics) (*Report, error) {
 	ix, err := newIndex(led, metrics)
 	if err != nil {
 		return nil, err
@@ -151,9 +151,9 @@ func Build(led experiment.Ledger, metrics map[string][]activities.IterationMetri
 	return r, nil
 }
 
-func newIndex(led experiment.Ledger, metrics map[string][]activities.IterationMetrics) (*index, error) {
+func newIndex(led experiment.Ledger, metrics map[string][]runrecord.IterationMetrics) (*index, error) {
 	ix := &index{led: led, tasks: slices.Clone(led.Spec.Tasks), seeds: slices.Clone(led.Spec.Seeds),
-		cells: map[key][]experiment.CellRecord{}, metrics: map[string][]activities.IterationMetrics{},
+		cells: map[key][]experiment.CellRecord{}, metrics: map[string][]runrecord.IterationMetrics{},
 		dir: map[string]Direction{}, base: map[string][]report.Baseline{}}
 	for _, a := range led.Spec.Arms {
 		ix.arms = append(ix.arms, a.Name)
@@ -229,12 +229,12 @@ func (ix *index) direction(task string, reg *tasks.Registry) Direction {
 }
 
 // lastPerIteration keeps the last line of each iteration, in iteration order.
-func lastPerIteration(ms []activities.IterationMetrics) []activities.IterationMetrics {
-	last := map[int]activities.IterationMetrics{}
+func lastPerIteration(ms []runrecord.IterationMetrics) []runrecord.IterationMetrics {
+	last := map[int]runrecord.IterationMetrics{}
 	for _, m := range ms {
 		last[m.Iteration] = m
 	}
-	out := make([]activities.IterationMetrics, 0, len(last))
+	out := make([]runrecord.IterationMetrics, 0, len(last))
 	for _, m := range last {
 		out = append(out, m)
 	}

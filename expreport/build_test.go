@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"mlerl/activities"
 	"mlerl/experiment"
+	"mlerl/runrecord"
 )
 
 // cell returns the table's cell in column col of the row whose leading cells are row.
@@ -448,7 +448,7 @@ func TestFiguresAreSkippedWithAReason(t *testing.T) {
 	for i := range led.Cells {
 		led.Cells[i].Curve = nil
 	}
-	r, err := Build(led, map[string][]activities.IterationMetrics{})
+	r, err := Build(led, map[string][]runrecord.IterationMetrics{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"mlerl/activities"
 	"mlerl/experiment"
+	"mlerl/runrecord"
 )
 
 // Figure is one figure: panels tiled in Cols columns under a title and a shared legend.
@@ -179,7 +179,7 @@ func (ix *index) fig7(name, axis string) Figure {
 }
 
 // iterSeries aggregates get over the done cells of task and arm, per iteration.
-func (ix *index) iterSeries(task, arm string, get func(activities.IterationMetrics) *float64) Series {
+func (ix *index) iterSeries(task, arm string, get func(runrecord.IterationMetrics) *float64) Series {
 	at := map[float64][]float64{}
 	for _, c := range ix.doneCells(task, arm) {
 		for _, m := range ix.metrics[c.Run] {
@@ -191,15 +191,15 @@ func (ix *index) iterSeries(task, arm string, get func(activities.IterationMetri
 	return aggregate(arm, ix.colourOf(arm), false, at)
 }
 
-func meanScore(m activities.IterationMetrics) *float64 { return m.MeanScore }
-func meanDuration(m activities.IterationMetrics) *float64 {
+func meanScore(m runrecord.IterationMetrics) *float64 { return m.MeanScore }
+func meanDuration(m runrecord.IterationMetrics) *float64 {
 	if m.Samples == 0 && m.MeanDuration == 0 {
 		return nil
 	}
 	v := m.MeanDuration
 	return &v
 }
-func validRate(m activities.IterationMetrics) *float64 {
+func validRate(m runrecord.IterationMetrics) *float64 {
 	if m.Samples == 0 && m.ValidRate == 0 {
 		return nil
 	}
@@ -260,7 +260,7 @@ func (ix *index) pairFigure(f Figure, ablation string, measures []measure) Figur
 }
 
 type measure struct {
-	get        func(activities.IterationMetrics) *float64
+	get        func(runrecord.IterationMetrics) *float64
 	label      func(Direction) string
 	yMin, yMax *float64
 }

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"testing"
 
-	"mlerl/activities"
 	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
 	"mlerl/grading"
+	"mlerl/runrecord"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -141,15 +141,15 @@ func fixtureLedger(spec experiment.Spec) experiment.Ledger {
 // iteration from a seed-dependent start, 0.2 lower for the arms other than rl; rl has a valid
 // rate of 0.75 and 2 s per program, the others 0.5 and 4 s. Leaf's rl seed 1 repeats iteration 2 (a resume: the last line
 // counts), and pizza's static seed 1 has old lines without the newer fields.
-func fixtureMetrics(led experiment.Ledger) map[string][]activities.IterationMetrics {
-	out := map[string][]activities.IterationMetrics{}
+func fixtureMetrics(led experiment.Ledger) map[string][]runrecord.IterationMetrics {
+	out := map[string][]runrecord.IterationMetrics{}
 	for _, c := range led.Cells {
 		if c.Status != experiment.StatusDone {
 			continue
 		}
-		var ms []activities.IterationMetrics
+		var ms []runrecord.IterationMetrics
 		for it := 1; it <= 4; it++ {
-			m := activities.IterationMetrics{Iteration: it, Samples: 8, ValidRate: 0.75, MeanDuration: 2,
+			m := runrecord.IterationMetrics{Iteration: it, Samples: 8, ValidRate: 0.75, MeanDuration: 2,
 				MeanScore: f64(0.1*float64(it) + 0.1*float64(c.Seed-1)), Programs: 8 * it, SandboxSeconds: 25 * float64(it)}
 			if c.Arm != "rl" {
 				m.ValidRate, m.MeanDuration, *m.MeanScore = 0.5, 4, *m.MeanScore-0.2

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"mlerl/activities"
+	"mlerl/runrecord"
 )
 
 func TestSummarize(t *testing.T) {
@@ -105,7 +105,7 @@ func TestStepMeanEvaluatesEachSeedOnTheCommonGrid(t *testing.T) {
 }
 
 func TestLastPerIterationKeepsTheResumedLine(t *testing.T) {
-	ms := lastPerIteration([]activities.IterationMetrics{
+	ms := lastPerIteration([]runrecord.IterationMetrics{
 		{Iteration: 1, ValidRate: 0.1}, {Iteration: 2, ValidRate: 0.2}, {Iteration: 3, ValidRate: 0.3},
 		{Iteration: 2, ValidRate: 0.9}, {Iteration: 3, ValidRate: 0.8},
 	})

@@ -10,9 +10,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"mlerl/activities"
 	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
+	"mlerl/runrecord"
 )
 
 // Result lists what Write wrote.
@@ -44,7 +44,7 @@ func Write(dir string) (Result, error) {
 	if err := json.Unmarshal(b, &led); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", filepath.Join(dir, runstore.LedgerFile), err)
 	}
-	metrics := map[string][]activities.IterationMetrics{}
+	metrics := map[string][]runrecord.IterationMetrics{}
 	var notes []string
 	for _, c := range led.Cells {
 		path := filepath.Join(runstore.ExperimentRunDir(dir, c.Run), runstore.MetricsKey)
@@ -71,19 +71,19 @@ func Write(dir string) (Result, error) {
 
 // ReadMetrics reads a metrics.jsonl: every line that decodes (in file order), and how many
 // did not (a line cut short by a crash, say).
-func ReadMetrics(path string) ([]activities.IterationMetrics, int, error) {
+func ReadMetrics(path string) ([]runrecord.IterationMetrics, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	var out []activities.IterationMetrics
+	var out []runrecord.IterationMetrics
 	bad := 0
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			var m activities.IterationMetrics
+			var m runrecord.IterationMetrics
 			if json.Unmarshal(line, &m) != nil {
 				bad++
 			} else {

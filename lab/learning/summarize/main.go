@@ -17,8 +17,8 @@ import (
 	"sort"
 	"strings"
 
-	"mlerl/activities"
 	"mlerl/artifacts/runstore"
+	"mlerl/runrecord"
 )
 
 type runStats struct {
@@ -107,7 +107,7 @@ func read(dir string) (runStats, error) {
 		return runStats{}, fmt.Errorf("%s: no results", dir)
 	}
 	st := runStats{best: math.NaN(), evalBest: math.NaN(), evalScore: math.NaN(), testScore: math.NaN(), trainBest: map[int]float64{}}
-	var choice activities.FinalGradeResult
+	var choice runrecord.FinalGradeResult
 	if b, err := os.ReadFile(filepath.Join(dir, runstore.ChoiceKey)); err == nil && json.Unmarshal(b, &choice) == nil && choice.Report.Score != nil {
 		st.testScore = *choice.Report.Score
 	} else if finals, _ := filepath.Glob(filepath.Join(dir, runstore.Sample("*").Final().GradeReport())); len(finals) == 1 {
@@ -126,7 +126,7 @@ func read(dir string) (runStats, error) {
 		if err != nil {
 			return st, err
 		}
-		var r activities.ExecuteResult
+		var r runrecord.ExecuteResult
 		if err := json.Unmarshal(b, &r); err != nil {
 			return st, err
 		}

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"mlerl/activities"
 	"mlerl/artifacts/runstore"
+	"mlerl/runrecord"
 )
 
 // writeRun lays out a run directory as the starter does: samples/<id>/result.json and
 // program.py (the program is code[id], or one of its own).
-func writeRun(t *testing.T, results []activities.ExecuteResult, code map[string]string) string {
+func writeRun(t *testing.T, results []runrecord.ExecuteResult, code map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, r := range results {
@@ -40,7 +40,7 @@ func writeRun(t *testing.T, results []activities.ExecuteResult, code map[string]
 func score(v float64) *float64 { return &v }
 
 func TestReadSeparatesTrainingAndEvaluationBests(t *testing.T) {
-	dir := writeRun(t, []activities.ExecuteResult{
+	dir := writeRun(t, []runrecord.ExecuteResult{
 		{SampleID: "it0001-s000", Score: score(0.9), Valid: true, Reward: -0.9},
 		{SampleID: "it0001-s001", Reward: -10},
 		{SampleID: "it0003-s010", Score: score(0.2), Valid: true, Reward: -0.2},
@@ -73,7 +73,7 @@ func TestReadSeparatesTrainingAndEvaluationBests(t *testing.T) {
 }
 
 func TestReadRejectsAnUnknownTrainingID(t *testing.T) {
-	dir := writeRun(t, []activities.ExecuteResult{{SampleID: "itx-s000", Reward: -10}}, nil)
+	dir := writeRun(t, []runrecord.ExecuteResult{{SampleID: "itx-s000", Reward: -10}}, nil)
 	if _, err := read(dir); err == nil || !strings.Contains(err.Error(), "not it<iteration>-s<n>") {
 		t.Fatalf("err = %v, want one naming the expected id form", err)
 	}

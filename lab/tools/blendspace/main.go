@@ -19,10 +19,10 @@ import (
 	"path/filepath"
 	"slices"
 
-	"mlerl/activities"
 	"mlerl/artifacts/runstore"
 	"mlerl/ensemble"
 	"mlerl/grading"
+	"mlerl/runrecord"
 	"mlerl/tasks"
 )
 
@@ -53,7 +53,7 @@ func fail(err error) {
 
 // measure reruns one run's selection both ways and blends its answer's members both ways.
 func measure(layout tasks.Layout, dir string, rounds int) (string, error) {
-	var ans activities.FinalAnswer
+	var ans runrecord.FinalAnswer
 	if err := readJSON(filepath.Join(dir, runstore.AnswerKey), &ans); err != nil {
 		return "", fmt.Errorf("%w: give the folder of a run that finished its final answer", err)
 	}
@@ -65,15 +65,15 @@ func measure(layout tasks.Layout, dir string, rounds int) (string, error) {
 		return "", err
 	}
 	// The candidates the answer's selection saw: scored, not a repeat, refit not failed.
-	var kept []activities.CrossValidateResult
+	var kept []runrecord.CrossValidateResult
 	for _, c := range ans.Candidates {
-		failed := slices.ContainsFunc(ans.RefitFailed, func(f activities.FinalGradeResult) bool { return f.SampleID == c.SampleID })
+		failed := slices.ContainsFunc(ans.RefitFailed, func(f runrecord.FinalGradeResult) bool { return f.SampleID == c.SampleID })
 		if c.Score != nil && c.SameAs == "" && !failed {
 			kept = append(kept, c)
 		}
 	}
 	// Best cross-validation score first, as the run ordered them: ties go to the earlier.
-	slices.SortStableFunc(kept, func(a, b activities.CrossValidateResult) int {
+	slices.SortStableFunc(kept, func(a, b runrecord.CrossValidateResult) int {
 		if spec.LowerIsBetter() {
 			return cmp.Compare(*a.Score, *b.Score)
 		}

@@ -19,9 +19,9 @@ import (
 	"strconv"
 	"strings"
 
-	"mlerl/activities"
 	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
+	"mlerl/runrecord"
 )
 
 // iterationOf reads the iteration from a training sample id (it0003-s001, it0003-r1-s001);
@@ -112,7 +112,7 @@ func run(dir string) error {
 			continue
 		}
 		runDir := runstore.ExperimentRunDir(dir, c.Run)
-		var ans activities.FinalAnswer
+		var ans runrecord.FinalAnswer
 		b, err := os.ReadFile(filepath.Join(runDir, runstore.AnswerKey))
 		if err != nil || json.Unmarshal(b, &ans) != nil || len(ans.Members) == 0 {
 			fmt.Printf("| %s | no answer | | | |\n", c.Run)

@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"mlerl/activities"
 	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
+	"mlerl/runrecord"
 	"mlerl/tasks"
 )
 
@@ -39,7 +39,7 @@ func Used(runDir string) (map[string]bool, error) {
 	}
 	used := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var m activities.IterationMetrics
+		var m runrecord.IterationMetrics
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			return nil, fmt.Errorf("%s: %w", runstore.MetricsKey, err)
 		}
