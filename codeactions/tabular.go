@@ -1,6 +1,9 @@
 package codeactions
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // TabularClassification writes programs for tabular classification: probabilities per class
 // (leaf), the positive class's probability (binary, ROC AUC) or the label (accuracy).
@@ -183,167 +186,13 @@ var constructors = map[string]string{
 func renderTabularClassification(c Choice, schema Schema) Program {
 	model := c.Opt("model")
 	params := strengths[model][c.Strength()]
-	var b code
-	w := b.w
-	switch c.Opt("imports") {
-	case "full":
-		w("import numpy as np")
-		w("import pandas as pd")
-		w("from sklearn import calibration, decomposition, discriminant_analysis, ensemble, linear_model")
-		w("from sklearn import metrics, model_selection, naive_bayes, neighbors, neural_network, preprocessing, svm")
-		if model == "xgboost" {
-			w("import xgboost as xgb")
-		}
-	case "no-sklearn":
-		w("import numpy as np")
-		w("import pandas as pd")
-	case "no-pandas":
-		w("import numpy as np")
-		w("from sklearn import calibration, decomposition, discriminant_analysis, ensemble, linear_model")
-		w("from sklearn import metrics, model_selection, naive_bayes, neighbors, neural_network, preprocessing, svm")
-	}
-	w("")
-	w("ID, TARGET = %q, %q", schema.IDColumn, schema.Targets[0])
-	loadTables(&b, c.Opt("load"), schema)
-	w("")
-	switch c.Opt("target") {
-	case "label-encoder":
-		w("le = preprocessing.LabelEncoder()")
-		w("y = le.fit_transform(train[TARGET])")
-		w("classes = list(le.classes_)")
-	case "raw":
-		w("y = train[TARGET].values")
-		w("classes = sorted(train[TARGET].unique())")
-	case "label-column":
-		w("y = train[\"label\"].values")
-		w("classes = sorted(set(y))")
-	}
-	// Numeric columns only: a string column (may-2022's f_27) cannot be cast to float.
-	w("feats = [c for c in test.columns if c != ID and pd.api.types.is_numeric_dtype(test[c])]")
-	switch c.Opt("features") {
-	case "with-id":
-		w("feats = [c for c in test.columns if pd.api.types.is_numeric_dtype(test[c])]")
-	case "first-half":
-		w("feats = feats[: len(feats) // 2]")
-	case "second-half":
-		w("feats = feats[len(feats) // 2 :]")
-	case "every-other":
-		w("feats = feats[::2]")
-	case "top-variance":
-		w("feats = list(train[feats].var().sort_values(ascending=False).index[: len(feats) // 2])")
-	case "crosses":
-		w("top = list(train[feats].var().sort_values(ascending=False).index[:8])")
-		w("for i, a in enumerate(top):")
-		w("    for bcol in top[i + 1 :]:")
-		w("        train[a + \"*\" + bcol] = train[a] * train[bcol]")
-		w("        test[a + \"*\" + bcol] = test[a] * test[bcol]")
-		w("        feats.append(a + \"*\" + bcol)")
-	}
-	w("X = train[feats].values.astype(float)")
-	w("X_test = test[feats].values.astype(float)")
-	switch c.Opt("transform") {
-	case "standard":
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-	case "minmax":
-		w("scaler = preprocessing.MinMaxScaler().fit(X)")
-	case "power":
-		w("scaler = preprocessing.PowerTransformer().fit(X)")
-	case "pca32":
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
-		w("scaler = decomposition.PCA(n_components=min(32, X.shape[1]), random_state=0).fit(X)")
-	case "pca64-whiten":
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
-		w("scaler = decomposition.PCA(n_components=min(64, X.shape[1]), whiten=True, random_state=0).fit(X)")
-	case "log1p":
-		// Signed, so that negative features (dec-2021's distances) do not become NaN.
-		w("X, X_test = np.sign(X) * np.log1p(np.abs(X)), np.sign(X_test) * np.log1p(np.abs(X_test))")
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-	}
-	if c.Opt("transform") != "none" {
-		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
-	}
-	w("")
-	w("model = "+constructors[model], params)
-	if c.Opt("postprocess") == "calibrate" {
-		w("model = calibration.CalibratedClassifierCV(model, cv=3, method=\"sigmoid\")")
-	}
-	switch c.Opt("validation") {
-	case "none":
-		w("model.fit(X, y)")
-		w("train_loss = metrics.log_loss(y, model.predict_proba(X), labels=model.classes_)")
-	case "holdout", "holdout-no-refit":
-		holdoutSplit(&b)
-		w("rows_tr, rows_val = holdout_split(y)")
-		w("X_tr, X_val, y_tr, y_val = X[rows_tr], X[rows_val], y[rows_tr], y[rows_val]")
-		w("model.fit(X_tr, y_tr)")
-		w("train_loss = metrics.log_loss(y_tr, model.predict_proba(X_tr), labels=model.classes_)")
-		w("val_loss = metrics.log_loss(y_val, model.predict_proba(X_val), labels=model.classes_)")
-		if c.Opt("validation") == "holdout" {
-			w("model.fit(X, y)")
-		}
-	case "cv3":
-		w("cv_loss = -model_selection.cross_val_score(model, X, y, cv=3, scoring=\"neg_log_loss\").mean()")
-		w("model.fit(X, y)")
-		w("train_loss = metrics.log_loss(y, model.predict_proba(X), labels=model.classes_)")
-	}
-	w("")
-	if c.Opt("submission") == "hard-labels" {
-		w("pred_test = model.predict(X_test)")
-		w("proba = np.eye(len(model.classes_))[[list(model.classes_).index(p) for p in pred_test]]")
-	} else {
-		w("proba_test = model.predict_proba(X_test)")
-		w("proba = proba_test")
-	}
-	switch c.Opt("postprocess") {
-	case "clip-1e-3":
-		w("proba = np.clip(proba, 1e-3, 1.0)")
-	case "clip-1e-2":
-		w("proba = np.clip(proba, 1e-2, 1.0)")
-	case "soften":
-		w("proba = np.sqrt(proba)")
-	case "sharpen":
-		w("proba = proba ** 2 + 1e-12")
-	}
-	w("proba = proba / proba.sum(axis=1, keepdims=True)")
-	sub := c.Opt("submission")
-	switch schema.Output {
-	case OutputClassProbabilities:
-		switch sub {
-		case "aligned", "hard-labels":
-			w("sub = pd.DataFrame(proba, columns=[str(c) for c in classes])")
-			w("sub.insert(0, ID, test[ID].values)")
-			w("sub = sub[list(sample.columns)]")
-		case "model-classes": // encoded labels as column names: invalid after a label encoder
-			w("sub = pd.DataFrame(proba, columns=[str(c) for c in model.classes_])")
-			w("sub.insert(0, ID, test[ID].values)")
-		case "no-id":
-			w("sub = pd.DataFrame(proba, columns=[str(c) for c in classes])")
-			w("sub = sub[list(sample.columns)]")
-		}
-	case OutputProbabilities: // binary: the last (positive) class's probability
-		switch sub {
-		case "aligned", "hard-labels":
-			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: proba[:, -1]})")
-		case "model-classes": // one column per class, no target column: invalid
-			w("sub = pd.DataFrame(proba, columns=[str(c) for c in model.classes_])")
-			w("sub.insert(0, ID, test[ID].values)")
-		case "no-id":
-			w("sub = pd.DataFrame({TARGET: proba[:, -1]})")
-		}
-	default: // OutputLabel
-		switch sub {
-		case "aligned", "hard-labels":
-			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: np.asarray(classes)[proba.argmax(axis=1)]})")
-		case "model-classes": // the encoded label after a label encoder: valid, mostly wrong
-			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: model.classes_[proba.argmax(axis=1)]})")
-		case "no-id":
-			w("sub = pd.DataFrame({TARGET: np.asarray(classes)[proba.argmax(axis=1)]})")
-		}
-	}
-	w("sub.to_csv(\"submission.csv\", index=False)")
-	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: b.String()}
+	var load code
+	loadTables(&load, c.Opt("load"), schema)
+	code := python("tabular.py.tmpl", c, schema, map[string]any{
+		"ctor": fmt.Sprintf(constructors[model], params),
+		"load": strings.TrimSuffix(load.String(), "\n"),
+	})
+	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: code}
 }
 
 // holdoutSplit writes holdout_split(y): the rows of a stratified 20% hold-out. A class too rare
