@@ -31,11 +31,13 @@ var TabularRegression = register(&Library{
 			// says so, and a model that reads it parses them; at 0.5 a nomad run drew it twice
 			// in 72 programs. Where a task has none the option adds nothing (see the guard).
 		}},
+		// String columns are always encoded (ordinal codes under raw); the slot decides how
+		// those and the low-cardinality numeric columns (such as the space group) enter.
 		{"categorical", []Option{
 			{"raw", "", 6},
-			{"one-hot", "One-hot encode the low-cardinality integer columns (such as the space group).", 2},
-			{"string", "Turn the low-cardinality columns into category labels.", 0.3}, // strings fed to a numeric model
-			{"drop", "Drop the low-cardinality columns.", 1},
+			{"one-hot", "One-hot encode the categorical and low-cardinality integer columns.", 2},
+			{"frequency", "Encode the categorical and low-cardinality columns by each category's frequency.", 1},
+			{"drop", "Drop the categorical and low-cardinality columns.", 1},
 		}},
 		{"transform", []Option{
 			{"none", "", 5},
@@ -68,8 +70,8 @@ var TabularRegression = register(&Library{
 			{"random-forest", "Fit a random forest.", 4},
 			{"extra-trees", "Fit an extra-trees ensemble.", 1},
 			{"gbr", "Fit scikit-learn's gradient boosting.", 2},
-			{"hist-gb", "Fit histogram gradient boosting.", 0.5},
-			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 2},
+			{"hist-gb", "Fit histogram gradient boosting.", 2},
+			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 3},
 			{"logistic", "Fit a logistic regression.", 0.3}, // continuous targets: fails at fit
 			{"stacking", "Stack XGBoost, extra trees and k-nearest neighbours under a ridge regression.", 0.5},
 			{"grid-xgb", "Grid-search XGBoost's depth and learning rate by 3-fold cross-validated squared error.", 0.5},
@@ -128,10 +130,6 @@ var tabularRegressionClashes = []ClashRule{
 		}},
 	{Reason: "the train's columns include the targets, which the test lacks",
 		When: func(c Choice, s Schema) bool { return c.Is("features", "train-columns") }},
-	{Reason: "category strings (of the columns with at most 12 values) fed to a numeric model", DataDependent: true,
-		When: func(c Choice, s Schema) bool {
-			return c.Is("categorical", "string") && !(c.Is("model", "mean") && c.Is("transform", "none"))
-		}},
 	{Reason: "log of a target of 0 is -inf: fails at fit", DataDependent: true,
 		When: func(c Choice, s Schema) bool { return c.Is("target", "log") }},
 	{Reason: "the square root or log1p of a negative target is NaN", DataDependent: true,
@@ -223,6 +221,25 @@ var tabRegConstructors = map[string]string{
 // tabRegUsesXGB are the models whose code names xgb.
 var tabRegUsesXGB = map[string]bool{"xgboost": true, "stacking": true, "grid-xgb": true}
 
+// tabRegTransforms are each transform's pipeline steps, between the columns and the model.
+var tabRegTransforms = map[string]string{
+	"none":     "",
+	"standard": "preprocessing.StandardScaler(), ",
+	"minmax":   "preprocessing.MinMaxScaler(), ",
+	"power":    "preprocessing.PowerTransformer(), ",
+	"pca-half": "preprocessing.StandardScaler(), decomposition.PCA(n_components=max(1, width // 2), random_state=0), ",
+	"log1p":    "preprocessing.FunctionTransformer(signed_log1p), ",
+}
+
+// tabRegNaN are the regressors that take missing values themselves: their numeric columns are
+// not imputed, unless a PCA (which cannot) comes first.
+var tabRegNaN = map[string]bool{"xgboost": true, "hist-gb": true, "grid-xgb": true}
+
+// tabRegCapped are the regressors whose cost grows with the square of the rows (an RBF SVR's,
+// k-nearest neighbours' on a test as large as the train, a stack's refits), and the rows each
+// is fitted on at most, so that a table of 10^5 rows finishes in a task's time.
+var tabRegCapped = map[string]int{"svr": 5000, "knn": 20000, "stacking": 20000}
+
 func renderTabularRegression(c Choice, schema Schema) Program {
 	model, outputs := c.Opt("model"), c.Opt("outputs")
 	params := tabRegStrengths[model][c.Strength()]
@@ -261,7 +278,11 @@ func renderTabularRegression(c Choice, schema Schema) Program {
 	if schema.Integer {
 		post = "np.round(" + post + ")"
 	}
-	ctor := fmt.Sprintf(tabRegConstructors[model], params)
+	estimator := fmt.Sprintf(tabRegConstructors[model], params)
+	if n := tabRegCapped[model]; n > 0 {
+		estimator = fmt.Sprintf("Subsampled(%s, %d)", estimator, n)
+	}
+	ctor := "pipeline.make_pipeline(columns, " + tabRegTransforms[c.Opt("transform")] + estimator + ")"
 	if outputs == "wrapper" {
 		ctor = "multioutput.MultiOutputRegressor(" + ctor + ")"
 	}
@@ -275,9 +296,10 @@ func renderTabularRegression(c Choice, schema Schema) Program {
 		holdoutLoss = "mean_squared_error"
 	}
 	code := python("tabular_regression.py.tmpl", c, schema, map[string]any{
-		"ctor": ctor, "xgb": tabRegUsesXGB[model], "targets": targets,
-		"load": strings.TrimSuffix(tables.String(), "\n"),
-		"fwd":  fwd, "inv": inv, "post": post, "loss": loss, "holdoutLoss": holdoutLoss,
+		"ctor": ctor, "xgb": tabRegUsesXGB[model], "targets": targets, "cap": tabRegCapped[model],
+		"impute": !tabRegNaN[model] || c.Is("transform", "pca-half"),
+		"load":   strings.TrimSuffix(tables.String(), "\n"),
+		"fwd":    fwd, "inv": inv, "post": post, "loss": loss, "holdoutLoss": holdoutLoss,
 	})
 	settings := params
 	if settings == "" {
