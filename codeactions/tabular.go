@@ -88,11 +88,9 @@ var TabularClassification = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	// The model first, its two most common alternatives: a run whose search left logistic
-	// regression for LDA (leafrefit's seed 371, answer CV 0.258) had no candidate the transform
-	// and strength passes could turn into the power-transformed logistic regression that wins
-	// leaf's medals; and a setting's best value depends on the family (strength is C for one,
-	// shrinkage for the other), so the family is chosen before its settings.
+	// The model first, among its two most common alternatives: a setting's best value depends
+	// on the family (strength is C for one, shrinkage or trees for another), so the family is
+	// chosen before its settings.
 	Tunable:     []string{"model", "transform", "strength"},
 	TuneMost:    map[string]int{"model": 2},
 	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
