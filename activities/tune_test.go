@@ -98,7 +98,7 @@ func TestTuneVariantsOnLeaf(t *testing.T) {
 		"imports=full load=input target=label-encoder features=all validation=none postprocess=none submission=aligned", "validation=none", "validation=holdout", 1) {
 		t.Fatalf("kind %+v (%v): want the refitted program's base", kind, err)
 	}
-	for slot, want := range [][]string{{"logreg-refit", "random-forest", "knn"}, {"none", "minmax", "power", "pca32", "pca64-whiten", "log1p"}, {"s0", "s1", "s2", "s3", "s5"}} {
+	for slot, want := range [][]string{{"logreg-refit", "random-forest", "xgboost"}, {"none", "minmax", "power", "pca32", "pca64-whiten", "log1p"}, {"s0", "s1", "s2", "s3", "s5"}} {
 		var pv TuneResult
 		if err := call(a.TuneVariants, TuneInput{Run: "r", Task: spec.ID, Of: "it002-000", Slot: slot}, &pv); err != nil || !slices.Equal(pv.Options, want) {
 			t.Fatalf("slot %d: options %v (%v), want %v", slot, pv.Options, err, want)

@@ -1,6 +1,9 @@
 package codeactions
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // TabularClassification writes programs for tabular classification: probabilities per class
 // (leaf), the positive class's probability (binary, ROC AUC) or the label (accuracy).
@@ -22,40 +25,43 @@ var TabularClassification = register(&Library{
 			{"raw", "Keep the class labels as they are.", 4},
 			{"label-column", "Take the labels from the label column.", 0.2}, // no such column: fails
 		}},
+		// Real tables mix numeric, categorical, compound ("a/b/c") and free-text columns with
+		// missing values: every option but numeric uses them all (feature_frames in the
+		// template); the subsets choose among the numeric columns.
 		{"features", []Option{
-			{"all", "Use every feature column.", 6},
-			{"with-id", "Use every column including the id.", 2},
-			{"first-half", "Use the first half of the feature columns.", 1},
-			{"second-half", "Use the second half of the feature columns.", 1},
-			{"every-other", "Use every other feature column.", 1},
-			{"top-variance", "Keep the half of the features with the highest variance.", 1},
+			{"all", "Use every feature column, one-hot encoding the categorical ones.", 6},
+			{"all-ordinal", "Use every feature column, the categorical ones as ordinal codes.", 2},
+			{"all-frequency", "Use every feature column, each category as its frequency.", 1},
+			{"numeric", "Use the numeric feature columns only.", 1},
+			{"with-id", "Use every column including the id.", 1},
+			{"first-half", "Use the first half of the numeric feature columns.", 1},
+			{"second-half", "Use the second half of the numeric feature columns.", 1},
+			{"every-other", "Use every other numeric feature column.", 1},
+			{"top-variance", "Keep the half of the numeric features with the highest variance.", 1},
 			{"crosses", "Add the pairwise products of the 8 highest-variance features.", 1},
 		}},
-		// Scaling before a linear model is the common habit, not the exception. On leaf's public
-		// train (5-fold CV) the scaled logistic regressions were the strongest programs
-		// (power 0.031, log1p 0.038, standard 0.039 at C=1000), and the old priors (none 6,
-		// standard 2, power 1; logreg 2) drew one at C >= 10 in about 100 programs
-		// (experiment leafpriors in benchmarks/RESULTS.md).
+		// Scaling before a linear model is the common habit, not the exception.
 		{"transform", []Option{
 			{"none", "", 4},
 			{"standard", "Standardise the features.", 4},
 			{"minmax", "Scale the features to [0, 1].", 1},
-			{"power", "Apply a Yeo-Johnson power transform.", 2},
+			{"power", "Apply a Yeo-Johnson power transform.", 1},
 			{"pca32", "Standardise, then reduce to 32 principal components.", 1},
 			{"pca64-whiten", "Standardise, then reduce to 64 whitened principal components.", 1},
 			{"log1p", "Take log(1+x) of the features, then standardise.", 1},
 		}},
 		{"model", []Option{
 			{"logreg", "Fit a multinomial logistic regression.", 4},
-			{"knn", "Fit a distance-weighted k-nearest-neighbours classifier.", 2},
+			{"knn", "Fit a distance-weighted k-nearest-neighbours classifier.", 1},
 			{"random-forest", "Fit a random forest.", 4},
 			{"extra-trees", "Fit an extra-trees ensemble.", 1},
 			{"lda", "Fit a shrinkage linear discriminant analysis.", 1},
 			{"qda", "Fit a regularised quadratic discriminant analysis.", 0.5},
-			{"naive-bayes", "Fit a Gaussian naive Bayes model.", 2},
+			{"naive-bayes", "Fit a Gaussian naive Bayes model.", 1},
 			{"svc", "Fit an RBF support vector classifier with probability estimates.", 1},
 			{"mlp", "Fit a small neural network.", 1},
-			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 1},
+			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 3},
+			{"hist-gb", "Fit histogram gradient boosting.", 3},
 			{"linear-svc", "Fit a linear support vector classifier.", 0.3}, // no predict_proba: fails
 			{"stacking", "Stack logistic regression, a random forest and k-nearest neighbours under a logistic regression.", 0.5},
 			{"grid-logreg", "Grid-search the logistic regression's C by 3-fold cross-validated log loss.", 0.5},
@@ -82,11 +88,9 @@ var TabularClassification = register(&Library{
 			{"no-id", "Write the probabilities without the id column.", 0.3},
 		}},
 	},
-	// The model first, its two most common alternatives: a run whose search left logistic
-	// regression for LDA (leafrefit's seed 371, answer CV 0.258) had no candidate the transform
-	// and strength passes could turn into the power-transformed logistic regression that wins
-	// leaf's medals; and a setting's best value depends on the family (strength is C for one,
-	// shrinkage for the other), so the family is chosen before its settings.
+	// The model first, among its two most common alternatives: a setting's best value depends
+	// on the family (strength is C for one, shrinkage or trees for another), so the family is
+	// chosen before its settings.
 	Tunable:     []string{"model", "transform", "strength"},
 	TuneMost:    map[string]int{"model": 2},
 	PartialFits: []PartialFit{{Slot: "validation", Partial: "holdout-no-refit", Full: "holdout"}},
@@ -122,6 +126,8 @@ var tabularClassificationClashes = []ClashRule{
 		When: func(c Choice, s Schema) bool {
 			return c.Is("model", "xgboost") && c.Is("target", "raw") && s.Output == OutputLabel
 		}},
+	{Reason: "a cross-validation fold without some class gives XGBoost labels that are not 0..k-1", DataDependent: true,
+		When: func(c Choice, s Schema) bool { return c.Is("model", "xgboost") && c.Is("validation", "cv3") }},
 	{Reason: "the label encoder's codes as columns instead of the class names: invalid",
 		When: func(c Choice, s Schema) bool {
 			return c.Is("submission", "model-classes") && c.Is("target", "label-encoder") && s.Output == OutputClassProbabilities
@@ -156,9 +162,11 @@ var strengths = map[string][6]string{
 	"svc":           {"C=0.1", "C=1.0", "C=3.0", "C=10.0", "C=30.0", "C=100.0"},
 	"mlp":           {"hidden_layer_sizes=(16,), max_iter=100", "hidden_layer_sizes=(32,), max_iter=200", "hidden_layer_sizes=(64,), max_iter=300", "hidden_layer_sizes=(128,), max_iter=500", "hidden_layer_sizes=(256,), max_iter=800", "hidden_layer_sizes=(256, 128), max_iter=1000"},
 	"xgboost":       {"n_estimators=10", "n_estimators=30", "n_estimators=60", "n_estimators=100", "n_estimators=200", "n_estimators=400"},
-	"linear-svc":    {"C=0.01", "C=0.1", "C=1.0", "C=10.0", "C=100.0", "C=1000.0"},
-	"stacking":      {"n_estimators=10", "n_estimators=50", "n_estimators=100", "n_estimators=300", "n_estimators=600", "n_estimators=1000"},
-	"grid-logreg":   {"[1.0]", "[1.0, 10.0]", "[1.0, 10.0, 100.0]", "[10.0, 100.0, 1000.0]", "[1.0, 10.0, 100.0, 1000.0]", "[0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]"},
+	"hist-gb": {"max_iter=30, learning_rate=0.1", "max_iter=100, learning_rate=0.1", "max_iter=200, learning_rate=0.1",
+		"max_iter=300, learning_rate=0.05", "max_iter=600, learning_rate=0.03", "max_iter=1000, learning_rate=0.02"},
+	"linear-svc":  {"C=0.01", "C=0.1", "C=1.0", "C=10.0", "C=100.0", "C=1000.0"},
+	"stacking":    {"n_estimators=10", "n_estimators=30", "n_estimators=50", "n_estimators=100", "n_estimators=200", "n_estimators=300"},
+	"grid-logreg": {"[1.0]", "[1.0, 10.0]", "[1.0, 10.0, 100.0]", "[10.0, 100.0, 1000.0]", "[1.0, 10.0, 100.0, 1000.0]", "[0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]"},
 }
 
 var constructors = map[string]string{
@@ -172,6 +180,7 @@ var constructors = map[string]string{
 	"svc":           "svm.SVC(%s, probability=True, random_state=0)",
 	"mlp":           "neural_network.MLPClassifier(%s, random_state=0)",
 	"xgboost":       "xgb.XGBClassifier(%s, max_depth=4, learning_rate=0.1, n_jobs=1, random_state=0)",
+	"hist-gb":       "ensemble.HistGradientBoostingClassifier(%s, random_state=0)",
 	"linear-svc":    "svm.LinearSVC(%s)",
 	"stacking": "ensemble.StackingClassifier([(\"lr\", linear_model.LogisticRegression(C=100.0, max_iter=1000)), " +
 		"(\"rf\", ensemble.RandomForestClassifier(%s, random_state=0)), (\"knn\", neighbors.KNeighborsClassifier(5, weights=\"distance\"))], " +
@@ -180,170 +189,31 @@ var constructors = map[string]string{
 	"grid-logreg": "model_selection.GridSearchCV(linear_model.LogisticRegression(max_iter=2000), {\"C\": %s}, cv=3, scoring=\"neg_log_loss\")",
 }
 
+// tabNaN are the classifiers that take missing values themselves: their numeric columns are
+// not imputed, unless a PCA (which cannot) comes first.
+var tabNaN = map[string]bool{"xgboost": true, "hist-gb": true}
+
+// tabCapped are the classifiers whose fit or prediction costs grow with the square of the rows
+// (an RBF SVC's, k-nearest neighbours' on a test as large as the train, a stack's refits), and
+// the rows each is fitted on at most, so that a table of 10^5 rows finishes in a task's time.
+var tabCapped = map[string]int{"svc": 5000, "knn": 20000, "stacking": 20000}
+
 func renderTabularClassification(c Choice, schema Schema) Program {
 	model := c.Opt("model")
 	params := strengths[model][c.Strength()]
-	var b code
-	w := b.w
-	switch c.Opt("imports") {
-	case "full":
-		w("import numpy as np")
-		w("import pandas as pd")
-		w("from sklearn import calibration, decomposition, discriminant_analysis, ensemble, linear_model")
-		w("from sklearn import metrics, model_selection, naive_bayes, neighbors, neural_network, preprocessing, svm")
-		if model == "xgboost" {
-			w("import xgboost as xgb")
-		}
-	case "no-sklearn":
-		w("import numpy as np")
-		w("import pandas as pd")
-	case "no-pandas":
-		w("import numpy as np")
-		w("from sklearn import calibration, decomposition, discriminant_analysis, ensemble, linear_model")
-		w("from sklearn import metrics, model_selection, naive_bayes, neighbors, neural_network, preprocessing, svm")
+	var load code
+	loadTables(&load, c.Opt("load"), schema)
+	estimator := fmt.Sprintf(constructors[model], params)
+	if n := tabCapped[model]; n > 0 {
+		estimator = fmt.Sprintf("Subsampled(%s, %d)", estimator, n)
 	}
-	w("")
-	w("ID, TARGET = %q, %q", schema.IDColumn, schema.Targets[0])
-	loadTables(&b, c.Opt("load"), schema)
-	w("")
-	switch c.Opt("target") {
-	case "label-encoder":
-		w("le = preprocessing.LabelEncoder()")
-		w("y = le.fit_transform(train[TARGET])")
-		w("classes = list(le.classes_)")
-	case "raw":
-		w("y = train[TARGET].values")
-		w("classes = sorted(train[TARGET].unique())")
-	case "label-column":
-		w("y = train[\"label\"].values")
-		w("classes = sorted(set(y))")
-	}
-	// Numeric columns only: a string column (may-2022's f_27) cannot be cast to float.
-	w("feats = [c for c in test.columns if c != ID and pd.api.types.is_numeric_dtype(test[c])]")
-	switch c.Opt("features") {
-	case "with-id":
-		w("feats = [c for c in test.columns if pd.api.types.is_numeric_dtype(test[c])]")
-	case "first-half":
-		w("feats = feats[: len(feats) // 2]")
-	case "second-half":
-		w("feats = feats[len(feats) // 2 :]")
-	case "every-other":
-		w("feats = feats[::2]")
-	case "top-variance":
-		w("feats = list(train[feats].var().sort_values(ascending=False).index[: len(feats) // 2])")
-	case "crosses":
-		w("top = list(train[feats].var().sort_values(ascending=False).index[:8])")
-		w("for i, a in enumerate(top):")
-		w("    for bcol in top[i + 1 :]:")
-		w("        train[a + \"*\" + bcol] = train[a] * train[bcol]")
-		w("        test[a + \"*\" + bcol] = test[a] * test[bcol]")
-		w("        feats.append(a + \"*\" + bcol)")
-	}
-	w("X = train[feats].values.astype(float)")
-	w("X_test = test[feats].values.astype(float)")
-	switch c.Opt("transform") {
-	case "standard":
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-	case "minmax":
-		w("scaler = preprocessing.MinMaxScaler().fit(X)")
-	case "power":
-		w("scaler = preprocessing.PowerTransformer().fit(X)")
-	case "pca32":
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
-		w("scaler = decomposition.PCA(n_components=min(32, X.shape[1]), random_state=0).fit(X)")
-	case "pca64-whiten":
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
-		w("scaler = decomposition.PCA(n_components=min(64, X.shape[1]), whiten=True, random_state=0).fit(X)")
-	case "log1p":
-		// Signed, so that negative features (dec-2021's distances) do not become NaN.
-		w("X, X_test = np.sign(X) * np.log1p(np.abs(X)), np.sign(X_test) * np.log1p(np.abs(X_test))")
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-	}
-	if c.Opt("transform") != "none" {
-		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
-	}
-	w("")
-	w("model = "+constructors[model], params)
-	if c.Opt("postprocess") == "calibrate" {
-		w("model = calibration.CalibratedClassifierCV(model, cv=3, method=\"sigmoid\")")
-	}
-	switch c.Opt("validation") {
-	case "none":
-		w("model.fit(X, y)")
-		w("train_loss = metrics.log_loss(y, model.predict_proba(X), labels=model.classes_)")
-	case "holdout", "holdout-no-refit":
-		holdoutSplit(&b)
-		w("rows_tr, rows_val = holdout_split(y)")
-		w("X_tr, X_val, y_tr, y_val = X[rows_tr], X[rows_val], y[rows_tr], y[rows_val]")
-		w("model.fit(X_tr, y_tr)")
-		w("train_loss = metrics.log_loss(y_tr, model.predict_proba(X_tr), labels=model.classes_)")
-		w("val_loss = metrics.log_loss(y_val, model.predict_proba(X_val), labels=model.classes_)")
-		if c.Opt("validation") == "holdout" {
-			w("model.fit(X, y)")
-		}
-	case "cv3":
-		w("cv_loss = -model_selection.cross_val_score(model, X, y, cv=3, scoring=\"neg_log_loss\").mean()")
-		w("model.fit(X, y)")
-		w("train_loss = metrics.log_loss(y, model.predict_proba(X), labels=model.classes_)")
-	}
-	w("")
-	if c.Opt("submission") == "hard-labels" {
-		w("pred_test = model.predict(X_test)")
-		w("proba = np.eye(len(model.classes_))[[list(model.classes_).index(p) for p in pred_test]]")
-	} else {
-		w("proba_test = model.predict_proba(X_test)")
-		w("proba = proba_test")
-	}
-	switch c.Opt("postprocess") {
-	case "clip-1e-3":
-		w("proba = np.clip(proba, 1e-3, 1.0)")
-	case "clip-1e-2":
-		w("proba = np.clip(proba, 1e-2, 1.0)")
-	case "soften":
-		w("proba = np.sqrt(proba)")
-	case "sharpen":
-		w("proba = proba ** 2 + 1e-12")
-	}
-	w("proba = proba / proba.sum(axis=1, keepdims=True)")
-	sub := c.Opt("submission")
-	switch schema.Output {
-	case OutputClassProbabilities:
-		switch sub {
-		case "aligned", "hard-labels":
-			w("sub = pd.DataFrame(proba, columns=[str(c) for c in classes])")
-			w("sub.insert(0, ID, test[ID].values)")
-			w("sub = sub[list(sample.columns)]")
-		case "model-classes": // encoded labels as column names: invalid after a label encoder
-			w("sub = pd.DataFrame(proba, columns=[str(c) for c in model.classes_])")
-			w("sub.insert(0, ID, test[ID].values)")
-		case "no-id":
-			w("sub = pd.DataFrame(proba, columns=[str(c) for c in classes])")
-			w("sub = sub[list(sample.columns)]")
-		}
-	case OutputProbabilities: // binary: the last (positive) class's probability
-		switch sub {
-		case "aligned", "hard-labels":
-			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: proba[:, -1]})")
-		case "model-classes": // one column per class, no target column: invalid
-			w("sub = pd.DataFrame(proba, columns=[str(c) for c in model.classes_])")
-			w("sub.insert(0, ID, test[ID].values)")
-		case "no-id":
-			w("sub = pd.DataFrame({TARGET: proba[:, -1]})")
-		}
-	default: // OutputLabel
-		switch sub {
-		case "aligned", "hard-labels":
-			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: np.asarray(classes)[proba.argmax(axis=1)]})")
-		case "model-classes": // the encoded label after a label encoder: valid, mostly wrong
-			w("sub = pd.DataFrame({ID: test[ID].values, TARGET: model.classes_[proba.argmax(axis=1)]})")
-		case "no-id":
-			w("sub = pd.DataFrame({TARGET: np.asarray(classes)[proba.argmax(axis=1)]})")
-		}
-	}
-	w("sub.to_csv(\"submission.csv\", index=False)")
-	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: b.String()}
+	code := python("tabular.py.tmpl", c, schema, map[string]any{
+		"estimator": estimator,
+		"load":      strings.TrimSuffix(load.String(), "\n"),
+		"impute":    !tabNaN[model] || c.Is("transform", "pca32", "pca64-whiten"),
+		"cap":       tabCapped[model],
+	})
+	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: code}
 }
 
 // holdoutSplit writes holdout_split(y): the rows of a stratified 20% hold-out. A class too rare

@@ -31,11 +31,13 @@ var TabularRegression = register(&Library{
 			// says so, and a model that reads it parses them; at 0.5 a nomad run drew it twice
 			// in 72 programs. Where a task has none the option adds nothing (see the guard).
 		}},
+		// String columns are always encoded (ordinal codes under raw); the slot decides how
+		// those and the low-cardinality numeric columns (such as the space group) enter.
 		{"categorical", []Option{
 			{"raw", "", 6},
-			{"one-hot", "One-hot encode the low-cardinality integer columns (such as the space group).", 2},
-			{"string", "Turn the low-cardinality columns into category labels.", 0.3}, // strings fed to a numeric model
-			{"drop", "Drop the low-cardinality columns.", 1},
+			{"one-hot", "One-hot encode the categorical and low-cardinality integer columns.", 2},
+			{"frequency", "Encode the categorical and low-cardinality columns by each category's frequency.", 1},
+			{"drop", "Drop the categorical and low-cardinality columns.", 1},
 		}},
 		{"transform", []Option{
 			{"none", "", 5},
@@ -68,8 +70,8 @@ var TabularRegression = register(&Library{
 			{"random-forest", "Fit a random forest.", 4},
 			{"extra-trees", "Fit an extra-trees ensemble.", 1},
 			{"gbr", "Fit scikit-learn's gradient boosting.", 2},
-			{"hist-gb", "Fit histogram gradient boosting.", 0.5},
-			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 2},
+			{"hist-gb", "Fit histogram gradient boosting.", 2},
+			{"xgboost", "Fit gradient-boosted trees with XGBoost.", 3},
 			{"logistic", "Fit a logistic regression.", 0.3}, // continuous targets: fails at fit
 			{"stacking", "Stack XGBoost, extra trees and k-nearest neighbours under a ridge regression.", 0.5},
 			{"grid-xgb", "Grid-search XGBoost's depth and learning rate by 3-fold cross-validated squared error.", 0.5},
@@ -128,10 +130,6 @@ var tabularRegressionClashes = []ClashRule{
 		}},
 	{Reason: "the train's columns include the targets, which the test lacks",
 		When: func(c Choice, s Schema) bool { return c.Is("features", "train-columns") }},
-	{Reason: "category strings (of the columns with at most 12 values) fed to a numeric model", DataDependent: true,
-		When: func(c Choice, s Schema) bool {
-			return c.Is("categorical", "string") && !(c.Is("model", "mean") && c.Is("transform", "none"))
-		}},
 	{Reason: "log of a target of 0 is -inf: fails at fit", DataDependent: true,
 		When: func(c Choice, s Schema) bool { return c.Is("target", "log") }},
 	{Reason: "the square root or log1p of a negative target is NaN", DataDependent: true,
@@ -223,203 +221,40 @@ var tabRegConstructors = map[string]string{
 // tabRegUsesXGB are the models whose code names xgb.
 var tabRegUsesXGB = map[string]bool{"xgboost": true, "stacking": true, "grid-xgb": true}
 
-// tabRegGeometry parses a row's geometry.xyz (lattice vectors and atoms) into the cell's volume
-// and density, each element's mean distance to the nearest atom of another element and to the 4
-// nearest, and the first coordination shell: cation-oxygen bond lengths (under 2.6 A) and
-// coordination numbers, and the nearest oxygen-oxygen and cation-cation distances. The shell
-// features cut one XGBoost's cross-validated RMSLE on nomad from 0.0565 to 0.0533
-// (lab/tools/nomadgeometry).
-const tabRegGeometry = `ELEMENTS = ["Al", "Ga", "In", "O"]
-SHIFTS = np.array([[i, j, k] for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1)], dtype=float)
-SHELL = 2.6  # the first cation-oxygen shell, in angstroms
-REACH = 6.0  # every distance used is under this: farther periodic images are dropped
+// tabRegTransforms are each transform's pipeline steps, between the columns and the model.
+var tabRegTransforms = map[string]string{
+	"none":     "",
+	"standard": "preprocessing.StandardScaler(), ",
+	"minmax":   "preprocessing.MinMaxScaler(), ",
+	"power":    "preprocessing.PowerTransformer(), ",
+	"pca-half": "preprocessing.StandardScaler(), decomposition.PCA(n_components=max(1, width // 2), random_state=0), ",
+	"log1p":    "preprocessing.FunctionTransformer(signed_log1p), ",
+}
 
+// tabRegNaN are the regressors that take missing values themselves: their numeric columns are
+// not imputed, unless a PCA (which cannot) comes first.
+var tabRegNaN = map[string]bool{"xgboost": true, "hist-gb": true, "grid-xgb": true}
 
-def stat(values, fn):
-    values = np.asarray(values, dtype=float)
-    return float(fn(values)) if values.size and np.isfinite(values).all() else 0.0
-
-
-def nearest(rows):
-    return rows.min(axis=1) if rows.shape[1] else np.zeros(0)
-
-
-def geometry_features(path):
-    lattice, pos, elem = [], [], []
-    for line in open(path):
-        parts = line.split()
-        if parts and parts[0] == "lattice_vector":
-            lattice.append([float(v) for v in parts[1:4]])
-        elif parts and parts[0] == "atom":
-            pos.append([float(v) for v in parts[1:4]])
-            elem.append(parts[4])
-    lattice, pos, elem = np.array(lattice), np.array(pos), np.array(elem)
-    # Integer element codes: comparing them across the distance matrix is far cheaper than strings.
-    names, code = np.unique(elem, return_inverse=True)
-    volume = abs(np.linalg.det(lattice)) if lattice.shape == (3, 3) else 0.0
-%s
-    d = np.sqrt(np.maximum((pos ** 2).sum(axis=1)[:, None] + (images ** 2).sum(axis=1)[None, :] - 2 * pos @ images.T, 0))
-    d[d < 1e-6] = np.inf  # an atom and itself
-    out = {"volume": volume, "density": len(pos) / volume if volume > 0 else 0.0}
-    # The nearest atoms of another element: the 4 nearest, unordered.
-    other = np.where(code[:, None] == image_code[None, :], np.inf, d)
-    near = np.partition(other, min(3, other.shape[1] - 1), axis=1)[:, :4]
-    for e in ELEMENTS:
-        out[e + "_d1"] = stat(near[elem == e], lambda v: v.min(axis=1).mean())
-        out[e + "_d4"] = stat(near[elem == e], np.mean)
-    oxygen, cation = elem == "O", elem != "O"
-    image_o = names[image_code] == "O"
-    to_o, to_m = d[:, image_o], d[:, ~image_o]
-    for e in ELEMENTS[:3]:
-        rows = to_o[elem == e]
-        bonds = rows[rows < SHELL]
-        out[e + "O_mean"], out[e + "O_std"], out[e + "O_min"] = stat(bonds, np.mean), stat(bonds, np.std), stat(bonds, np.min)
-        out[e + "O_cn"] = stat((rows < SHELL).sum(axis=1), np.mean)
-    o_cn = (to_m[oxygen] < SHELL).sum(axis=1)
-    out["O_cn"], out["O_cn_std"] = stat(o_cn, np.mean), stat(o_cn, np.std)
-    out["OO_min"] = stat(nearest(to_o[oxygen]), np.mean)
-    mm = nearest(to_m[cation])
-    out["MM_min"], out["MM_min_std"] = stat(mm, np.mean), stat(mm, np.std)
-    out["MO_min_std"] = stat(nearest(to_o[cation]), np.std)
-    return out
-
-
-if os.path.isdir("input/train") and os.path.isfile(f"input/train/{train[ID].iloc[0]}/geometry.xyz"):
-    geo_train = pd.DataFrame([geometry_features(f"input/train/{i}/geometry.xyz") for i in train[ID]])
-    geo_test = pd.DataFrame([geometry_features(f"input/test/{i}/geometry.xyz") for i in test[ID]])
-    for c in geo_train.columns:
-        train[c], test[c] = geo_train[c].values, geo_test[c].values
-        feats.append(c)`
-
-// tabRegPeriodicImages fills tabRegGeometry's images: the 26 neighbouring cells' copies of the
-// atoms, since an atom's neighbours may sit across the cell's faces. A copy farther than REACH
-// from the slab the cell's atoms span along some lattice direction is farther than REACH from
-// every atom, so it is dropped: that keeps a third to a half of the copies on nomad's cells.
-const tabRegPeriodicImages = `    images = (pos[None, :, :] + (SHIFTS @ lattice)[:, None, :]).reshape(-1, 3)
-    image_code = np.tile(code, len(SHIFTS))
-    if volume > 0:
-        # Reciprocal vectors by cross products (np.linalg.inv costs more than the rest here).
-        cross = np.cross(lattice[[1, 2, 0]], lattice[[2, 0, 1]])
-        frac = pos @ (cross / (lattice[0] @ cross[0])).T
-        image_frac = (frac[None, :, :] + SHIFTS[:, None, :]).reshape(-1, 3)
-        spacing = volume / np.linalg.norm(cross, axis=1)
-        gap = np.maximum(frac.min(axis=0) - image_frac, image_frac - frac.max(axis=0)).clip(min=0) * spacing
-        keep = (gap <= REACH).all(axis=1)
-        images, image_code = images[keep], image_code[keep]`
+// tabRegCapped are the regressors whose cost grows with the square of the rows (an RBF SVR's,
+// k-nearest neighbours' on a test as large as the train, a stack's refits), and the rows each
+// is fitted on at most, so that a table of 10^5 rows finishes in a task's time.
+var tabRegCapped = map[string]int{"svr": 5000, "knn": 20000, "stacking": 20000}
 
 func renderTabularRegression(c Choice, schema Schema) Program {
-	model, setup, outputs := c.Opt("model"), c.Opt("setup"), c.Opt("outputs")
+	model, outputs := c.Opt("model"), c.Opt("outputs")
 	params := tabRegStrengths[model][c.Strength()]
-	geometry := strings.HasPrefix(c.Opt("features"), "geometry")
-	var b code
-	w := b.w
-
-	// Imports.
-	if geometry {
-		w("import os")
-	}
-	w("import numpy as np")
-	if setup != "no-pandas" {
-		w("import pandas as pd")
-	}
-	if setup != "no-sklearn" {
-		w("from sklearn import decomposition, dummy, ensemble, linear_model, metrics, model_selection")
-		w("from sklearn import multioutput, neighbors, preprocessing, svm")
-	}
-	if tabRegUsesXGB[model] && setup != "no-xgboost" {
-		w("import xgboost as xgb")
-	}
-	w("")
 	targets := schema.Targets
 	if outputs == "first-only" {
 		targets = targets[:1]
 	}
-	quoted := make([]string, len(targets))
-	for i, t := range targets {
-		quoted[i] = fmt.Sprintf("%q", t)
-	}
-	w("ID, TARGETS = %q, [%s]", schema.IDColumn, strings.Join(quoted, ", "))
 	load := "input"
-	switch setup {
+	switch c.Opt("setup") {
 	case "cwd", "index-col":
-		load = setup
+		load = c.Opt("setup")
 	}
-	loadTables(&b, load, schema)
-	w("")
-
-	// Features.
-	w("Y_raw = train[TARGETS].values.astype(float)")
-	// Numeric columns only: a model cannot take a string column.
-	switch c.Opt("features") {
-	case "with-id":
-		w("feats = [c for c in test.columns if pd.api.types.is_numeric_dtype(test[c])]")
-	case "train-columns":
-		w("feats = [c for c in train.columns if c != ID and pd.api.types.is_numeric_dtype(train[c])]")
-	case "top-variance":
-		w("feats = [c for c in test.columns if c != ID and pd.api.types.is_numeric_dtype(test[c])]")
-		w("feats = list(train[feats].var().sort_values(ascending=False).index[: len(feats) // 2])")
-	default:
-		w("feats = [c for c in test.columns if c != ID and pd.api.types.is_numeric_dtype(test[c])]")
-	}
-	switch c.Opt("features") {
-	case "crosses":
-		w("top = list(train[feats].var().sort_values(ascending=False).index[:8])")
-		w("for i, a in enumerate(top):")
-		w("    for bcol in top[i + 1 :]:")
-		w("        train[a + \"*\" + bcol] = train[a] * train[bcol]")
-		w("        test[a + \"*\" + bcol] = test[a] * test[bcol]")
-		w("        feats.append(a + \"*\" + bcol)")
-	case "geometry":
-		w("")
-		w(tabRegGeometry, tabRegPeriodicImages)
-	case "geometry-no-pbc":
-		w("")
-		w(tabRegGeometry, "    images, image_code = pos, code")
-	}
-	if c.Opt("categorical") != "raw" {
-		w("cats = [c for c in feats if train[c].nunique() <= 12]")
-	}
-	switch c.Opt("categorical") {
-	case "one-hot":
-		w("for c in cats:")
-		w("    for v in sorted(train[c].unique()):")
-		w("        train[f\"{c}={v}\"] = (train[c] == v).astype(float)")
-		w("        test[f\"{c}={v}\"] = (test[c] == v).astype(float)")
-		w("        feats.append(f\"{c}={v}\")")
-		w("    feats.remove(c)")
-	case "string":
-		w("for c in cats:")
-		w("    train[c] = c + \"_\" + train[c].astype(str)")
-		w("    test[c] = c + \"_\" + test[c].astype(str)")
-	case "drop":
-		w("feats = [c for c in feats if c not in cats]")
-	}
-	w("X = train[feats].values")
-	w("X_test = test[feats].values")
-	switch c.Opt("transform") {
-	case "standard":
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-	case "minmax":
-		w("scaler = preprocessing.MinMaxScaler().fit(X)")
-	case "power":
-		w("scaler = preprocessing.PowerTransformer().fit(X)")
-	case "pca-half":
-		w("scaler = preprocessing.StandardScaler().fit(X)")
-		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
-		w("scaler = decomposition.PCA(n_components=max(1, X.shape[1] // 2), random_state=0).fit(X)")
-	case "log1p":
-		// Signed, so that a negative feature does not become NaN.
-		w("X, X_test = np.sign(X) * np.log1p(np.abs(X)), np.sign(X_test) * np.log1p(np.abs(X_test))")
-	}
-	switch c.Opt("transform") {
-	case "none", "log1p":
-	default:
-		w("X, X_test = scaler.transform(X), scaler.transform(X_test)")
-	}
-	w("")
-	w("")
-
-	// Target transform, its inverse and the post-processing, shared by validation and test.
+	var tables code
+	loadTables(&tables, load, schema)
+	// The target transform, its inverse and the post-processing, shared by validation and test.
 	fwd, inv := "y", "p"
 	switch c.Opt("target") {
 	case "log1p":
@@ -443,95 +278,29 @@ func renderTabularRegression(c Choice, schema Schema) Program {
 	if schema.Integer {
 		post = "np.round(" + post + ")"
 	}
-	w("def fwd(y):")
-	w("    return %s", fwd)
-	w("")
-	w("")
-	w("def inv(p):")
-	w("    return %s", inv)
-	w("")
-	w("")
-	w("def post(p):")
-	w("    return %s", post)
-	w("")
-	w("")
-	w("Y = fwd(Y_raw)")
-
-	ctor := fmt.Sprintf(tabRegConstructors[model], params)
+	estimator := fmt.Sprintf(tabRegConstructors[model], params)
+	if n := tabRegCapped[model]; n > 0 {
+		estimator = fmt.Sprintf("Subsampled(%s, %d)", estimator, n)
+	}
+	ctor := "pipeline.make_pipeline(columns, " + tabRegTransforms[c.Opt("transform")] + estimator + ")"
 	if outputs == "wrapper" {
 		ctor = "multioutput.MultiOutputRegressor(" + ctor + ")"
 	}
 	// The loss the validation prints: RMSLE per target column for RMSLE tasks, else RMSE.
-	lossFn := "mean_squared_error"
+	loss := "mean_squared_error"
 	if schema.Metric == "mean-column-rmsle" {
-		lossFn = "mean_squared_log_error"
+		loss = "mean_squared_log_error"
 	}
-	// body writes the model's definition, validation and test prediction at indent; out is
-	// where the test predictions go.
-	body := func(indent, out string) {
-		iw := func(format string, a ...any) { w(indent+format, a...) }
-		iloss := func(name, truth, pred, fn string) {
-			iw("%s = np.mean(np.sqrt(metrics.%s(%s, %s, multioutput=\"raw_values\")))", name, fn, truth, pred)
-		}
-		iw("model = %s", ctor)
-		switch v := c.Opt("validation"); v {
-		case "none":
-			iw("model.fit(X, y)")
-			iloss("train_loss", "y_raw", "post(inv(model.predict(X)))", lossFn)
-		case "holdout", "holdout-no-refit", "holdout-rmse":
-			fn := lossFn
-			if v == "holdout-rmse" {
-				fn = "mean_squared_error"
-			}
-			iw("X_tr, X_val, y_tr, y_val, r_tr, r_val = model_selection.train_test_split(X, y, y_raw, test_size=0.2, random_state=0)")
-			iw("model.fit(X_tr, y_tr)")
-			iloss("train_loss", "r_tr", "post(inv(model.predict(X_tr)))", fn)
-			iloss("val_loss", "r_val", "post(inv(model.predict(X_val)))", fn)
-			if v != "holdout-no-refit" {
-				iw("model.fit(X, y)")
-			}
-		case "kfold":
-			iw("oof = np.zeros_like(y_raw)")
-			iw("for tr_idx, va_idx in model_selection.KFold(5, shuffle=True, random_state=0).split(X):")
-			iw("    model.fit(X[tr_idx], y[tr_idx])")
-			iw("    oof[va_idx] = post(inv(model.predict(X[va_idx])))")
-			iloss("cv_loss", "y_raw", "oof", lossFn)
-			iw("model.fit(X, y)")
-			iloss("train_loss", "y_raw", "post(inv(model.predict(X)))", lossFn)
-		}
-		iw("%s = post(inv(model.predict(X_test)))", out)
+	holdoutLoss := loss
+	if c.Is("validation", "holdout-rmse") {
+		holdoutLoss = "mean_squared_error"
 	}
-	if outputs == "multi-output" || outputs == "wrapper" {
-		if len(targets) == 1 && outputs == "multi-output" {
-			// Native models may flatten a one-column y; the wrapper needs the column.
-			w("y, y_raw = Y[:, 0], Y_raw[:, 0]")
-		} else {
-			w("y, y_raw = Y, Y_raw")
-		}
-		body("", "preds_test")
-		w("preds_test = preds_test.reshape(len(X_test), -1)")
-	} else {
-		w("preds_test = np.zeros((len(X_test), len(TARGETS)))")
-		w("for k, target in enumerate(TARGETS):")
-		w("    y, y_raw = Y[:, k], Y_raw[:, k]")
-		body("    ", "preds_test[:, k]")
-	}
-	w("")
-	switch c.Opt("submission") {
-	case "aligned":
-		w("sub = pd.DataFrame(preds_test, columns=TARGETS)")
-		w("sub.insert(0, ID, test[ID].values)")
-	case "sample":
-		w("sub = sample.copy()")
-		w("sub[TARGETS] = preds_test")
-	case "no-id":
-		w("sub = pd.DataFrame(preds_test, columns=TARGETS)")
-	case "long-format":
-		w("sub = pd.DataFrame(preds_test, columns=TARGETS)")
-		w("sub.insert(0, ID, test[ID].values)")
-		w("sub = sub.melt(id_vars=ID, var_name=\"target\", value_name=\"prediction\")")
-	}
-	w("sub.to_csv(\"submission.csv\", index=False)")
+	code := python("tabular_regression.py.tmpl", c, schema, map[string]any{
+		"ctor": ctor, "xgb": tabRegUsesXGB[model], "targets": targets, "cap": tabRegCapped[model],
+		"impute": !tabRegNaN[model] || c.Is("transform", "pca-half"),
+		"load":   strings.TrimSuffix(tables.String(), "\n"),
+		"fwd":    fwd, "inv": inv, "post": post, "loss": loss, "holdoutLoss": holdoutLoss,
+	})
 	settings := params
 	if settings == "" {
 		settings = "defaults"
@@ -539,5 +308,5 @@ func renderTabularRegression(c Choice, schema Schema) Program {
 	if model == "grid-xgb" {
 		settings = strings.Replace(params, "), ", "; grid ", 1) + "}"
 	}
-	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", settings)), Code: b.String()}
+	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", settings)), Code: code}
 }

@@ -72,7 +72,6 @@ func TestTabularRegressionOnRealData(t *testing.T) {
 		{"wrong data path fails while loading", tabRegFast("setup", "cwd"), false, 0, 1},
 		{"no xgboost import fails defining the model", tabRegFast("setup", "no-xgboost", "model", "xgboost"), false, 0, 2},
 		{"training columns include the targets the test lacks", tabRegFast("features", "train-columns"), false, 0, 2},
-		{"category strings fail at fit", tabRegFast("categorical", "string"), false, 0, 3},
 		{"a single-output model fails on both targets at once", tabRegFast("model", "gbr", "strength", "s0", "outputs", "multi-output"), false, 0, 3},
 		{"negative predictions break the RMSLE loss", tabRegFast("target", "none", "postprocess", "none", "outputs", "multi-output", "validation", "none"), false, 0, 4},
 		{"the id as the index fails writing the submission", tabRegFast("setup", "index-col"), false, 0, 7},

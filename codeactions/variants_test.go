@@ -38,10 +38,10 @@ func TestVariantsChangeOneSlotAndSkipCertainClashes(t *testing.T) {
 		{"data-dependent clashes kept", base, "postprocess", []string{"clip-1e-3", "clip-1e-2", "soften", "sharpen", "calibrate"}},
 		// The model pass tries the two most common other families (TuneMost), the slot's order
 		// breaking the tie between random forest and logistic regression (both 4), then between
-		// k-nearest neighbours and naive Bayes (both 2).
-		{"a logistic regression's two alternatives", base, "model", []string{"random-forest", "knn"}},
+		// XGBoost and histogram gradient boosting (both 3).
+		{"a logistic regression's two alternatives", base, "model", []string{"random-forest", "xgboost"}},
 		{"an LDA's two alternatives", with("model", "lda"), "model", []string{"logreg", "random-forest"}},
-		{"a random forest's two alternatives", with("model", "random-forest"), "model", []string{"logreg", "knn"}},
+		{"a random forest's two alternatives", with("model", "random-forest"), "model", []string{"logreg", "xgboost"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,9 @@
 # orientations and sizes, targets that are exactly 0. Sizes are small (a program runs in seconds)
 # but large enough for every model's settings (200 neighbours, 128 principal components).
 # Deterministic: every task has its own seeded generator.
+#   python3 conformance_synth.py TASK RAW_DIR PROPERTY,...
+# gives a tabular task's train the data properties real competitions have (PROPERTIES below),
+# alone or combined, on top of its own shape.
 import json
 import sys
 import tarfile
@@ -17,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 task, raw = sys.argv[1], Path(sys.argv[2])
+props = set(sys.argv[3].split(",")) if len(sys.argv) > 3 and sys.argv[3] else set()
 raw.mkdir(parents=True, exist_ok=True)
 rng = np.random.RandomState(sum(map(ord, task)))
 
@@ -56,7 +60,82 @@ def sentence(extra=(), p_extra=0.0, lo=5, hi=20):
 
 
 def write_csv(name, df):
+    if props and name == "train.csv":
+        df = with_properties(df)
     df.to_csv(raw / name, index=False)
+
+
+# The tabular tasks' id and target columns.
+TABULAR = {
+    "leaf-classification": ("id", ["species"]),
+    "tabular-playground-series-dec-2021": ("Id", ["Cover_Type"]),
+    "tabular-playground-series-may-2022": ("id", ["target"]),
+    "nomad2018-predict-transparent-conductors": ("id", ["formation_energy_ev_natom", "bandgap_energy_ev"]),
+}
+PROPERTIES = {
+    "missing": "5% missing values in every numeric feature column",
+    "categorical": "string columns of 3 and of about n/5 levels (each with missing values), and a 0/1/missing boolean",
+    "compound": "a deck/number/side string column, with missing values",
+    "id-like": "a unique-per-row name column and a unique-per-row integer column",
+    "text": "a free-text column with missing values",
+    "labels": "boolean labels (dec-2021: a binary target stored as True/False) or integer class names (leaf)",
+    "imbalanced": "a class of 2 rows (dec-2021), 6% positives (may-2022), a species of 3 rows (leaf)",
+    "many-classes": "40 classes (dec-2021)",
+}
+
+
+def with_properties(df):
+    unknown = props - set(PROPERTIES)
+    if unknown or task not in TABULAR:
+        sys.exit(f"unknown properties {sorted(unknown)} or a task without them ({task}); known: {sorted(PROPERTIES)}")
+    prng = np.random.RandomState(len(df) + sum(map(ord, ",".join(sorted(props)))))
+    id_col, targets = TABULAR[task]
+    df = df.copy()
+    n = len(df)
+    signal = prng.normal(0, 1, n)
+    if task != "nomad2018-predict-transparent-conductors":
+        y = df[targets[0]]
+        signal = pd.Series(y).astype("category").cat.codes.to_numpy() % 3 + prng.normal(0, 0.5, n)
+
+    def holes(values, share=0.05):
+        values = pd.Series(values, index=df.index, dtype=object)
+        values[prng.rand(n) < share] = None
+        return values
+
+    if "missing" in props:
+        for c in df.columns:
+            if c != id_col and c not in targets and pd.api.types.is_numeric_dtype(df[c]):
+                df[c] = df[c].where(prng.rand(n) >= 0.05)
+    if "categorical" in props:
+        df["colour"] = holes(np.array(["red", "green", "blue"])[np.clip(signal.round().astype(int), 0, 2)])
+        df["town"] = holes([f"town{k}" for k in prng.randint(0, max(2, n // 5), n)])
+        df["member"] = holes(prng.rand(n) < 0.4)
+    if "compound" in props:
+        df["Cabin"] = holes([f"{'ABCDEFG'[prng.randint(7)]}/{prng.randint(0, 2000)}/{'PS'[prng.randint(2)]}" for _ in range(n)])
+    if "id-like" in props:
+        df["Name"] = [f"Given{k} Family{k * 7 % 1013}" for k in prng.permutation(n)]
+        df["ticket"] = prng.choice(10 ** 7, n, replace=False)
+    if "text" in props:
+        df["note"] = holes([sentence() for _ in range(n)], 0.1)
+    if task == "tabular-playground-series-dec-2021":
+        if "many-classes" in props:
+            df[targets[0]] = 1 + np.arange(n) % 40
+        if "imbalanced" in props:
+            rare = df[targets[0]] == df[targets[0]].max()
+            df.loc[rare[rare].index[2:], targets[0]] = df[targets[0]].min()
+        if "labels" in props:
+            df[targets[0]] = df[targets[0]] == df[targets[0]].mode()[0]
+    if task == "tabular-playground-series-may-2022" and "imbalanced" in props:
+        pos = df.index[df[targets[0]] == 1]
+        df.loc[pos[: int(len(pos) * 0.88)], targets[0]] = 0
+    if task == "leaf-classification":
+        if "imbalanced" in props:
+            first = df[targets[0]].iloc[0]
+            rows = df.index[df[targets[0]] == first]
+            df = df.drop(rows[3:])
+        if "labels" in props:
+            df[targets[0]] = df[targets[0]].astype("category").cat.codes + 1
+    return df
 
 
 def leaf():
