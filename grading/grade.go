@@ -477,6 +477,8 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 			}
 			return e, nil
 		})
+	case "rmse":
+		return perColumn(sub, ans, cols, func(pred, truth []float64, _ string) (float64, error) { return RMSE(truth, pred) })
 	case "accuracy":
 		c := ans.col(cols[0])
 		if c < 0 {

@@ -238,7 +238,13 @@ func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int, 
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, python, "-c", carveScript, string(cfg))
+	script := carveScript
+	if ownCarvers[s.ID] {
+		if script, err = preparerScript(s.ID); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, python, "-c", script, string(cfg))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -253,3 +259,8 @@ func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int, 
 
 //go:embed carve.py
 var carveScript string
+
+// ownCarvers are the tasks whose train is not rows of a table (denoising's is images), so
+// carve.py cannot carve it: their preparer, given carve.py's JSON config as its one argument,
+// carves the fold itself.
+var ownCarvers = map[string]bool{"denoising-dirty-documents": true}

@@ -152,12 +152,13 @@ func (s *Spec) ClassLabelled() bool {
 // Metrics the grader implements; a spec naming another is rejected.
 var knownMetrics = map[string]bool{
 	"multi-class-log-loss": true, "roc-auc": true, "mean-column-roc-auc": true, "quadratic-weighted-kappa": true,
-	"mean-word-jaccard": true, "pearson": true, "mean-column-rmsle": true, "accuracy": true,
+	"mean-word-jaccard": true, "pearson": true, "mean-column-rmsle": true, "accuracy": true, "rmse": true,
 }
 
 var knownModalities = map[string]bool{
 	"tabular-classification": true, "tabular-regression": true, "text-classification": true,
 	"text-pair": true, "span-extraction": true, "ordinal": true, "preference": true, "image": true,
+	"image-denoising": true,
 }
 
 // Validate returns an error naming the first bad field and how to fix it.
