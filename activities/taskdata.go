@@ -56,8 +56,12 @@ func countLines(file string) (int, error) {
 	}
 }
 
-// tableShape returns the rows and columns of a CSV (header excluded) or a JSON list of records.
+// tableShape returns the rows and columns of a CSV (header excluded) or a JSON list of records;
+// a folder (denoising's train/ of images) has a row per file and one column.
 func tableShape(file string) (rows, cols int, err error) {
+	if entries, err := os.ReadDir(file); err == nil {
+		return len(entries), 1, nil
+	}
 	if strings.HasSuffix(file, ".json") {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -92,8 +96,20 @@ func readHeader(file string) ([]string, error) {
 	return csv.NewReader(bufio.NewReader(f)).Read()
 }
 
-// headLines is the first n lines of file, at most max bytes (a JSON file may be one long line).
+// headLines is the first n lines of file, at most max bytes (a JSON file may be one long line);
+// of a folder, its first n file names.
 func headLines(file string, n, max int) (string, error) {
+	if entries, err := os.ReadDir(file); err == nil {
+		var names []string
+		for _, e := range entries[:min(n, len(entries))] {
+			names = append(names, e.Name())
+		}
+		s := strings.Join(names, "\n")
+		if len(s) > max {
+			s = s[:max] + "..."
+		}
+		return s, nil
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return "", err

@@ -301,7 +301,13 @@ func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int, 
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, python, "-c", carveScript, string(cfg))
+	script := carveScript
+	if ownCarvers[s.ID] {
+		if script, err = preparerScript(s); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, python, "-c", script, string(cfg))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -319,3 +325,8 @@ var carveScript string
 
 //go:embed generic.py
 var genericScript string
+
+// ownCarvers are the tasks whose train is not rows of a table (denoising's is images), so
+// carve.py cannot carve it: their preparer, given carve.py's JSON config as its one argument,
+// carves the fold itself.
+var ownCarvers = map[string]bool{"denoising-dirty-documents": true}

@@ -233,6 +233,7 @@ var knownMetrics = map[string]bool{
 var knownModalities = map[string]bool{
 	"tabular-classification": true, "tabular-regression": true, "text-classification": true,
 	"text-pair": true, "span-extraction": true, "ordinal": true, "preference": true, "image": true,
+	"image-denoising": true,
 }
 
 // Validate returns an error naming the first bad field and how to fix it.

@@ -22,8 +22,8 @@ func TestBuiltinSpecsLoad(t *testing.T) {
 	if !s.LowerIsBetter() || s.Metric != "multi-class-log-loss" || s.IDColumn != "id" {
 		t.Fatalf("leaf spec: %+v", s)
 	}
-	if len(r.IDs()) != 14 {
-		t.Fatalf("want the paper's 12 MLE-bench tasks and aerial cactus and movie reviews, have %v", r.IDs())
+	if len(r.IDs()) != 15 {
+		t.Fatalf("want the paper's 12 MLE-bench tasks, aerial cactus, movie reviews and dirty documents, have %v", r.IDs())
 	}
 	if _, err := r.Get("leaf"); err == nil || !strings.Contains(err.Error(), "leaf-classification, learning-agency") {
 		t.Fatalf("unknown task error must list the known ones: %v", err)

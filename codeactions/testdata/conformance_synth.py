@@ -524,7 +524,15 @@ def movies():
         z.writestr("train.tsv", df.to_csv(sep="\t", index=False))
 
 
+def documents():
+    # Pages of the denoising task: its own generator writes train/ and train_cleaned/.
+    import subprocess
+
+    subprocess.run([sys.executable, str(Path(__file__).with_name("denoising_synth.py")), str(raw)], check=True)
+
+
 {
+    "denoising-dirty-documents": documents,
     "aerial-cactus-identification": cactus,
     "movie-review-sentiment-analysis-kernels-only": movies,
     "leaf-classification": leaf,
