@@ -122,13 +122,23 @@ func (s *Sampler) sample() {
 	p.AvailDrop = max(p.AvailDrop, s.availBase-avail)
 }
 
-// workspaces are the mount points of this process's sandbox workspaces (sandbox/workspace.go
-// names them run-<pid>-*, under /run or /tmp).
+// workspaces are the mounted workspaces of this process's sandboxes (sandbox/workspace.go
+// names them run-<pid>-*, under /run or /tmp). A folder not (or no longer) mounted is left
+// out: its statfs would be the host's root file system.
 func (s *Sampler) workspaces() []string {
 	var out []string
 	for _, base := range []string{"/run/mlerl-sandbox", "/tmp/mlerl-sandbox"} {
+		var bst syscall.Stat_t
+		if syscall.Stat(base, &bst) != nil {
+			continue
+		}
 		m, _ := filepath.Glob(filepath.Join(base, fmt.Sprintf("run-%d-*", os.Getpid())))
-		out = append(out, m...)
+		for _, d := range m {
+			var st syscall.Stat_t
+			if syscall.Stat(d, &st) == nil && st.Dev != bst.Dev {
+				out = append(out, d)
+			}
+		}
 	}
 	return out
 }
