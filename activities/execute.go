@@ -25,8 +25,20 @@ type Heartbeat struct {
 	OutputBytes int64   `json:"output_bytes"`
 }
 
-// maxSubmissionBytes bounds what we read back from an untrusted program.
+// maxSubmissionBytes bounds what we read back from an untrusted program, unless the task's
+// answers are large (submissionLimit).
 const maxSubmissionBytes = 64 << 20
+
+// submissionLimit is the most of a submission read back, graded and stored: 64 MiB, or four
+// times the answers' size where that is more (a task graded pixel by pixel has answers of
+// millions of rows), the share grading's own size limit allows.
+func submissionLimit(answers string) int64 {
+	lim := int64(maxSubmissionBytes)
+	if st, err := os.Stat(answers); err == nil && 4*st.Size()+1<<20 > lim {
+		lim = 4*st.Size() + 1<<20
+	}
+	return lim
+}
 
 // ExecuteProgram runs a sample's instrumented program in the sandbox on a split, grades its
 // submission and computes the reward (the paper's unless in.Reward names another scheme). It
@@ -193,9 +205,10 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 		res.Submitted = true
 		// Lstat, not Stat: a program could leave a symlink to a host file (the answers, say),
 		// which must never be read, graded or stored.
-		regular := st.Mode().IsRegular() && st.Size() <= maxSubmissionBytes
+		limit := submissionLimit(filepath.Join(dirs.Private, spec.Files.Answers))
+		regular := st.Mode().IsRegular() && st.Size() <= limit
 		if !regular {
-			res.Reason = "submission.csv is not a regular file under 64 MiB"
+			res.Reason = fmt.Sprintf("submission.csv is not a regular file under %d MiB", limit>>20)
 		} else if ran {
 			g, err := grading.Grade(spec, subFile, filepath.Join(dirs.Private, spec.Files.Answers))
 			if err != nil {
