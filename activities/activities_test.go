@@ -354,7 +354,7 @@ func TestSampleRedrawsProgramsTheRunAlreadySampled(t *testing.T) {
 	}
 
 	narrow := model.DefaultConfig()
-	narrow.TopP = 0.6 // a few likely options per slot, as a policy that has learnt
+	narrow.TopP = 0.7 // a few likely options per slot, as a policy that has learnt
 	plain, _ := sample("plain", narrow, 0, ids)
 	redrawn, refs := sample("redrawn", narrow, 20, ids)
 	if distinct(plain) == len(ids) {
