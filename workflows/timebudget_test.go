@@ -91,3 +91,32 @@ func TestTimeBudgetStopsTheAnswersTuning(t *testing.T) {
 		}
 	}
 }
+
+// Past the budget, best-of-K keeps its scratch draws and the answer cross-validates one
+// candidate, so a slow task's run ends near its budget instead of an hour of folds later.
+func TestTimeBudgetSpentBeforeTheAnswer(t *testing.T) {
+	f := &fakeRun{updateWall: 200 * time.Second}
+	env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(id string) *float64 { return spread(id) })
+	in := input()
+	in.Iterations, in.TimeBudget = 50, 100
+	in.FinalCandidates, in.FinalFolds, in.FinalTune = 3, 4, 0
+	env.ExecuteWorkflow(Train, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res TrainResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 1 {
+		t.Fatalf("%d iterations, want 1: the first update alone passes the budget", res.Completed)
+	}
+	for _, id := range f.executed {
+		if strings.HasPrefix(id, "eval-improve") {
+			t.Fatalf("improve draw %s ran after the budget was spent", id)
+		}
+	}
+	if res.Answer == nil || len(res.Answer.Candidates) != 1 || res.Answer.Test == nil {
+		t.Fatalf("answer %+v: want one candidate cross-validated, refit and graded", res.Answer)
+	}
+}

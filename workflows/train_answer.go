@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -155,9 +156,13 @@ func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities
 	var scored []activities.CrossValidateResult
 	samePredictions := map[string]string{} // out-of-fold predictions' digest -> the first program making them
 	kept, tried := 0, 0
-	for kept < in.FinalCandidates && tried < len(ids) {
-		batch := ids[tried:min(tried+in.FinalCandidates-kept, len(ids))]
-		r.ctl.progress.Detail = fmt.Sprintf("cross-validating candidates on %d folds: %d of %d kept, %d tried", in.FinalFolds, kept, in.FinalCandidates, tried)
+	want := r.candidatesThatFit(ctx)
+	if want < in.FinalCandidates {
+		r.logger.Info("the run's time budget leaves room for fewer candidates", "candidates", want, "asked", in.FinalCandidates)
+	}
+	for kept < want && tried < len(ids) {
+		batch := ids[tried:min(tried+want-kept, len(ids))]
+		r.ctl.progress.Detail = fmt.Sprintf("cross-validating candidates on %d folds: %d of %d kept, %d tried", in.FinalFolds, kept, want, tried)
 		tried += len(batch)
 		results, badInput := r.crossValidate(ctx, batch)
 		if badInput != "" {
@@ -178,6 +183,28 @@ func (r *trainRun) crossValidateCandidates(ctx workflow.Context, ans *activities
 		}
 	}
 	return scored
+}
+
+// candidatesThatFit is how many candidates the answer cross-validates: FinalCandidates, or
+// under a time budget as many as its time left holds, at least one, each costed at its folds
+// run one after another at the longest mean program time of the run's recent iterations (an
+// estimate: a fold of the full train is larger than a validation fold, and folds run side by
+// side on the worker's slots).
+func (r *trainRun) candidatesThatFit(ctx workflow.Context) int {
+	n := r.in.FinalCandidates
+	left := r.timeLeft(ctx)
+	if math.IsInf(left, 1) {
+		return n
+	}
+	program := 0.0
+	for _, it := range r.st.Recent {
+		program = max(program, it.MeanDuration)
+	}
+	each := float64(r.in.FinalFolds) * program
+	if each <= 0 {
+		return n
+	}
+	return max(1, min(n, int(left/each)))
 }
 
 // leftOutAsRepeat marks cv left out when its out-of-fold predictions repeat those of the

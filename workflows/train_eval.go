@@ -46,6 +46,12 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 	}
 	var improveIDs, improveOf []string
 	for k, s := range scratch {
+		// Past the run's time budget the improve draws are left out: the final answer still
+		// needs its share.
+		if r.timeLeft(ctx) <= 0 {
+			r.logger.Info("the run's time budget is used: best-of-K keeps its scratch draws only")
+			break
+		}
 		improveIDs = append(improveIDs, evalID(r.in.Attempt, "improve", k))
 		improveOf = append(improveOf, s.SampleID)
 	}
