@@ -3,7 +3,7 @@
 // of the given workflows. It reads the histories from a Temporal server, or from a finished
 // experiment's or run's state file, on which it starts the dev server itself.
 //
-//	go run ./benchmarks/queuewait --db /work/exp-leafhost/temporal.db train-exp-leafhost-rl-leaf-classification-s431 ...
+//	go run ./benchmarks/queuewait --db <experiment-dir>/temporal.db train-exp-leafhost-rl-leaf-classification-s431 ...
 package main
 
 import (
