@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/testsuite"
 )
 
 // A wall-clock budget ends training at the first iteration boundary after its training share
@@ -25,14 +27,7 @@ func TestTimeBudgetEndsTrainingAtItsShare(t *testing.T) {
 			env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { v := 0.5; return &v })
 			in := input()
 			in.Iterations, in.TimeBudget = c.iterations, c.budget
-			env.ExecuteWorkflow(Train, in)
-			if err := env.GetWorkflowError(); err != nil {
-				t.Fatal(err)
-			}
-			var res TrainResult
-			if err := env.GetWorkflowResult(&res); err != nil {
-				t.Fatal(err)
-			}
+			res := trainResult(t, env, in)
 			if res.Completed != c.want || len(f.updates) != c.want {
 				t.Fatalf("%d iterations completed (%d updates), want %d", res.Completed, len(f.updates), c.want)
 			}
@@ -51,14 +46,7 @@ func TestTimeBudgetDoesNotCountPauses(t *testing.T) {
 	in := input()
 	in.Iterations, in.TimeBudget, in.Paused = 50, 600, true
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(ResumeSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(Train, in)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res TrainResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
+	res := trainResult(t, env, in)
 	if res.Completed != 6 {
 		t.Fatalf("%d iterations after an hour's pause, want the 6 that 60%% of 600 s holds", res.Completed)
 	}
@@ -100,14 +88,7 @@ func TestTimeBudgetSpentBeforeTheAnswer(t *testing.T) {
 	in := input()
 	in.Iterations, in.TimeBudget = 50, 100
 	in.FinalCandidates, in.FinalFolds, in.FinalTune = 3, 4, 0
-	env.ExecuteWorkflow(Train, in)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res TrainResult
-	if err := env.GetWorkflowResult(&res); err != nil {
-		t.Fatal(err)
-	}
+	res := trainResult(t, env, in)
 	if res.Completed != 1 {
 		t.Fatalf("%d iterations, want 1: the first update alone passes the budget", res.Completed)
 	}
@@ -119,4 +100,18 @@ func TestTimeBudgetSpentBeforeTheAnswer(t *testing.T) {
 	if res.Answer == nil || len(res.Answer.Candidates) != 1 || res.Answer.Test == nil {
 		t.Fatalf("answer %+v: want one candidate cross-validated, refit and graded", res.Answer)
 	}
+}
+
+// trainResult runs Train on env and returns its result, failing the test on a workflow error.
+func trainResult(t *testing.T, env *testsuite.TestWorkflowEnvironment, in TrainInput) TrainResult {
+	t.Helper()
+	env.ExecuteWorkflow(Train, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res TrainResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -45,15 +45,15 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 		return TrainResult{}, err
 	}
 	var improveIDs, improveOf []string
-	for k, s := range scratch {
-		// Past the run's time budget the improve draws are left out: the final answer still
-		// needs its share.
-		if r.timeLeft(ctx) <= 0 {
-			r.logger.Info("the run's time budget is used: best-of-K keeps its scratch draws only")
-			break
+	// Past the run's time budget the improve draws are left out: the final answer still needs
+	// its share.
+	if r.timeLeft(ctx) > 0 {
+		for k, s := range scratch {
+			improveIDs = append(improveIDs, evalID(r.in.Attempt, "improve", k))
+			improveOf = append(improveOf, s.SampleID)
 		}
-		improveIDs = append(improveIDs, evalID(r.in.Attempt, "improve", k))
-		improveOf = append(improveOf, s.SampleID)
+	} else {
+		r.logger.Info("the run's time budget is used: best-of-K keeps its scratch draws only")
 	}
 	improved, err := r.evalBatch(ctx, activities.PurposeEvalImprove, improveIDs, improveOf)
 	if err != nil {
