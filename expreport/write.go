@@ -24,6 +24,8 @@ type Result struct {
 	Files []string
 	// Skipped says which tables and figures are left out, and why ("fig8-duration: ...").
 	Skipped []string
+	// From says what the report was built from: FromLedger or FromCells.
+	From string
 }
 
 // Dir is the report's folder inside an experiment directory; IndexFile its page.
@@ -34,9 +36,19 @@ const (
 
 // Write reads DIR/experiment.json and the cells' DIR/runs/<run>/metrics.jsonl and writes the
 // report into DIR/report. Missing runs or metrics leave their parts of the report empty (and
-// say so); only an unreadable ledger or a failure to write is an error.
+// say so); only an unreadable ledger or a failure to write is an error. A folder without a
+// ledger but with a committed cell table (DIR/cells.csv) gets the report's cell table and pass
+// verdict rebuilt from it and its spec (Result.From says which was used): lab experiments
+// whose ledgers were never committed keep only that table.
 func Write(dir string) (Result, error) {
 	b, err := os.ReadFile(filepath.Join(dir, runstore.LedgerFile))
+	if errors.Is(err, os.ErrNotExist) {
+		if _, cerr := os.Stat(filepath.Join(dir, CellsFile)); cerr == nil {
+			return writeFromCells(dir)
+		}
+		return Result{}, fmt.Errorf("%s: no ledger (%s) and no cell table (%s) to build a report from: run the experiment, "+
+			"or name a folder that holds one of them", dir, runstore.LedgerFile, CellsFile)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -66,7 +78,9 @@ func Write(dir string) (Result, error) {
 		return Result{}, err
 	}
 	rep.Notes = append(rep.Notes, notes...)
-	return rep.WriteTo(filepath.Join(dir, Dir))
+	res, err := rep.WriteTo(filepath.Join(dir, Dir))
+	res.From = FromLedger
+	return res, err
 }
 
 // ReadMetrics reads a metrics.jsonl: every line that decodes (in file order), and how many

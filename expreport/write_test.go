@@ -205,6 +205,6 @@ func TestWriteWithoutAnyData(t *testing.T) {
 
 func TestWriteNeedsTheLedger(t *testing.T) {
 	if _, err := Write(t.TempDir()); err == nil {
-		t.Fatal("no error without experiment.json")
+		t.Fatal("no error without experiment.json or cells.csv")
 	}
 }

@@ -4,9 +4,12 @@ package lab
 
 import (
 	"encoding/csv"
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,6 +107,96 @@ func TestLedgersRegenerateTheirCells(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Every committed verdict (pass.csv) is what the pass rule gives on the committed cell table
+// (cells.csv), recomputed by the report's own pass-rule code: a verdict no table supports fails
+// here. A folder whose cell table cannot decide its rule (a column the rule reads is missing)
+// must hold its ledger, which TestLedgersRegenerateTheirCells checks instead. (leafpriors'
+// control-report is left out: control.yaml's rule names nothing to beat, so it has no verdict.)
+func TestVerdictsFollowFromTheirCells(t *testing.T) {
+	checked := 0
+	for _, dir := range experimentDirs(t) {
+		cellsPath := filepath.Join(dir, expreport.CellsFile)
+		if _, err := os.Stat(cellsPath); err != nil {
+			continue
+		}
+		spec, err := expreport.SpecOf(dir)
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		f, err := os.Open(cellsPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := expreport.Verdict(spec, f)
+		f.Close()
+		if errors.Is(err, expreport.ErrNotInCells) {
+			if _, lerr := os.Stat(filepath.Join(dir, "experiment.json")); lerr != nil {
+				t.Errorf("%s: %v, and no ledger is committed: its verdict cannot be regenerated", dir, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		if got.Skip != "" {
+			t.Errorf("%s: no verdict recomputed: %s", dir, got.Skip)
+			continue
+		}
+		want := readCSV(t, filepath.Join(dir, expreport.PassFile))
+		rows := append([][]string{got.Header}, got.Rows...)
+		if len(rows) != len(want) {
+			t.Errorf("%s: recomputed verdict has %d rows, the committed pass.csv %d", dir, len(rows), len(want))
+			continue
+		}
+		for r := range want {
+			g := csvRow(rows[r])
+			if len(g) != len(want[r]) {
+				t.Errorf("%s: pass.csv row %d: recomputed from cells.csv %q, committed %q", dir, r, g, want[r])
+				continue
+			}
+			for c := range g {
+				if g[c] != want[r][c] && !(strings.HasSuffix(want[0][c], "(by seed)") && sameDiff(g[c], want[r][c])) {
+					t.Errorf("%s: pass.csv row %d column %q: recomputed from cells.csv %q, committed %q", dir, r, want[0][c], g[c], want[r][c])
+				}
+			}
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no verdict checked: no experiment holds cells.csv and pass.csv")
+	}
+}
+
+// sameDiff says whether two paired differences ("m +/- s", 3 decimals) agree within one unit
+// of their last place: the cell table rounds scores to 4 decimals, so a difference recomputed
+// from it can land on the other side of a rounding boundary (paper's nomad: 0.00951 from the
+// ledger, 0.0095 from the table). The wins and the result column are compared exactly.
+func sameDiff(a, b string) bool {
+	pa, pb := strings.Split(a, " +/- "), strings.Split(b, " +/- ")
+	if len(pa) != len(pb) {
+		return false
+	}
+	for i := range pa {
+		x, errx := strconv.ParseFloat(pa[i], 64)
+		y, erry := strconv.ParseFloat(pb[i], 64)
+		if errx != nil || erry != nil || math.Abs(x-y) > 0.0010001 {
+			return false
+		}
+	}
+	return true
+}
+
+// csvRow is a row as the report's CSV writes it ("±" as "+/-").
+func csvRow(r []string) []string {
+	out := make([]string, len(r))
+	for i, c := range r {
+		out[i] = strings.ReplaceAll(c, "±", "+/-")
+	}
+	return out
 }
 
 func readCSV(t *testing.T, path string) [][]string {
