@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,6 +189,81 @@ func sameDiff(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// pageTasks are the short task names the pages use.
+var pageTasks = map[string]string{"leaf": "leaf-classification", "insults": "detecting-insults-in-social-commentary",
+	"nomad": "nomad2018-predict-transparent-conductors", "pizza": "random-acts-of-pizza"}
+
+var (
+	pageScores = regexp.MustCompile(`(?m)^- ([\w-]+), ([\w-]+): (.*) \(seeds ([\d, ]+)\)$`)
+	pagePass   = regexp.MustCompile(`(?m)^Pass rule \(pass\.csv\): (.*)$`)
+)
+
+// A page says only what its tables show: each per-seed score line ("- leaf, rl: 0.0098 B, ...
+// (seeds 491, ...)") is the cell table's score of the pass rule's measure with its medal, and
+// the verdict line is pass.csv's.
+func TestPagesQuoteTheirTables(t *testing.T) {
+	medals := map[string]string{"gold": " G", "silver": " S", "bronze": " B", "unknown": " U"}
+	short := map[string]string{}
+	for s, task := range pageTasks {
+		short[task] = s
+	}
+	for _, dir := range experimentDirs(t) {
+		page, err := os.ReadFile(filepath.Join(dir, "README.md"))
+		if err != nil {
+			continue // TestEverySpecParsesAndHasAPage names it
+		}
+		if _, err := os.Stat(filepath.Join(dir, expreport.CellsFile)); err != nil {
+			continue
+		}
+		spec, err := expreport.SpecOf(dir)
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		cells := readCSV(t, filepath.Join(dir, expreport.CellsFile))
+		col := func(name string) int { return slices.Index(cells[0], name) }
+		score, medal := col("Best test"), col("Best medal")
+		if spec.PassRule.Measure == experiment.MeasureAnswerTest {
+			score, medal = col("Answer test"), col("Answer medal")
+		}
+		for _, m := range pageScores.FindAllStringSubmatch(string(page), -1) {
+			task, ok := pageTasks[m[1]]
+			if !ok {
+				t.Errorf("%s: page line %q: unknown task %q: use one of leaf, insults, nomad, pizza", dir, m[0], m[1])
+				continue
+			}
+			vals, seeds := strings.Split(m[3], ", "), strings.Split(m[4], ", ")
+			if len(vals) != len(seeds) {
+				t.Errorf("%s: page line %q: %d scores for %d seeds", dir, m[0], len(vals), len(seeds))
+				continue
+			}
+			for i, seed := range seeds {
+				want := ""
+				for _, r := range cells[1:] {
+					if r[col("Task")] == task && r[col("Arm")] == m[2] && r[col("Seed")] == seed {
+						want = r[col("Status")]
+						if want == experiment.StatusDone {
+							want = r[score] + medals[r[medal]]
+						}
+					}
+				}
+				if vals[i] != want {
+					t.Errorf("%s: page says %s %s seed %s: %q, cells.csv %q", dir, m[1], m[2], seed, vals[i], want)
+				}
+			}
+		}
+		pass := readCSV(t, filepath.Join(dir, expreport.PassFile))
+		var parts []string
+		for _, r := range pass[1 : len(pass)-1] {
+			parts = append(parts, short[r[0]]+" "+r[len(r)-1])
+		}
+		want := strings.Join(parts, "; ") + "; " + pass[len(pass)-1][len(pass[0])-1] + " passed."
+		if m := pagePass.FindStringSubmatch(string(page)); m != nil && m[1] != want {
+			t.Errorf("%s: page's verdict %q, pass.csv's %q", dir, m[1], want)
+		}
+	}
 }
 
 // csvRow is a row as the report's CSV writes it ("±" as "+/-").
