@@ -197,10 +197,8 @@ func BuildFromCells(spec experiment.Spec, cells io.Reader) (*Report, error) {
 			t.Skip = cellsOnly
 		}
 	}
-	for i := range rep.Figures {
-		if f := &rep.Figures[i]; f.Skip == "" {
-			f.Skip = cellsOnly
-		}
+	for i := range rep.Figures { // every figure reads the ledger's curves or the runs' metrics
+		rep.Figures[i].Skip = cellsOnly
 	}
 	rep.Notes = append(rep.Notes, "Rebuilt from the committed cell table (cells.csv), not from a ledger: scores carry "+
 		"its 4 decimals, and only the cell table and the pass rule's verdict are written.")
