@@ -175,6 +175,54 @@ func TestGradeRefusesSpecialFiles(t *testing.T) {
 	}
 }
 
+// A FIFO (or a symlink to one, or a device) as --task-spec is refused at once by every command
+// that reads the spec, naming the path and the fix; reading it would block for good.
+func TestTaskSpecRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "spec.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "submission.csv")
+	if err := os.WriteFile(sub, []byte("id\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{fifo, link, "/dev/null"} {
+		kind := "a named pipe (FIFO)"
+		if spec == "/dev/null" {
+			kind = "a character device"
+		}
+		want := "task spec " + spec + " is " + kind + ", not a regular file: give --task-spec the path of the spec's YAML file itself"
+		for name, run := range map[string]func() error{
+			"tasks prepare": func() error {
+				return tasksPrepare(t.Context(), []string{"--task-spec", spec, "--raw", dir, "--data-dir", dir})
+			},
+			"tasks list": func() error { return tasksList([]string{"--task-spec", spec, "--data-dir", dir}) },
+			"grade": func() error {
+				return gradeCommand([]string{"--task-spec", spec, "--data-dir", dir, "--submission", sub}, io.Discard)
+			},
+			"grade --task": func() error {
+				return gradeCommand([]string{"--task", "leaf-classification", "--task-spec", spec, "--data-dir", dir, "--submission", sub}, io.Discard)
+			},
+		} {
+			done := make(chan error, 1)
+			go func() { done <- run() }()
+			select {
+			case err := <-done:
+				if err == nil || err.Error() != want {
+					t.Errorf("%s --task-spec %s: %v\nwant %s", name, spec, err, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s --task-spec %s blocked", name, spec)
+			}
+		}
+	}
+}
+
 // `starter tasks thresholds` prints MLE-bench's figures (thresholds.csv) for every leaderboard
 // in ../shared, with the direction from the spec, from the leaderboard, or refused when they
 // disagree.
