@@ -280,11 +280,11 @@ func lastLines(s string, n int) string {
 }
 
 // CarveValidation writes the validation folds (carve.py, or the spec's carver, which holds out
-// its own kind of rows): for each fold a seeded share of the
-// public train (stratified on class-labelled tasks) becomes a test file with the real test's
-// columns, answers with the real answers' columns and a sample submission like the real one;
-// the rest is that fold's train. The folds are disjoint shares of one seeded order, so fold 1
-// is the same whatever the fold count. Deterministic.
+// its own kind of rows alike): for each fold a seeded share of the public train (stratified on
+// class-labelled tasks) becomes a test file with the real test's columns, answers with the real
+// answers' columns and a sample submission like the real one; the rest is that fold's train.
+// The folds are disjoint shares of one seeded order, so fold 1 is the same whatever the fold
+// count. Deterministic.
 func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) error {
 	for f := 1; f <= s.Validation.FoldCount(); f++ {
 		if err := carveFold(ctx, s, l, python, f, l.FoldDirs(s.ID, f), 0); err != nil {
