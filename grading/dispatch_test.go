@@ -53,6 +53,8 @@ func TestGradeDispatchesEveryMetric(t *testing.T) {
 		{"rmsle, one column", "rmsle", "id", cols("a"), "id,a\n1,0\n", "id,a\n1,0\n", 0, ""},
 		{"map@3", "map@3", "id", cols("p"), "id,p\n1,a\n2,b c\n", "id,p\n1,x a\n2,b d c e\n", 0.66667, ""},
 		{"map@3 with an empty row", "map@3", "id", cols("p"), "id,p\n1,a\n2,b\n", "id,p\n1,a\n2,\n", nan, "missing value"},
+		{"map@1: only the first prediction counts", "map@1", "id", cols("p"), "id,p\n1,a\n2,b c\n", "id,p\n1,x a\n2,b d c e\n", 0.5, ""},
+		{"map@20: hits past the usual cutoffs count", "map@20", "id", cols("p"), "id,p\n1,a\n2,b c\n", "id,p\n1,x a\n2,d e f g b c\n", 0.38333, ""},
 		{"rmse reads boolean predictions as 1/0", "rmse", "id", cols("a"), "id,a\n1,1\n2,0\n", "id,a\n1,True\n2,FALSE\n", 0, ""},
 	}
 	for _, c := range cases {

@@ -518,19 +518,6 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 			return BinaryF1(truth.keys, pred.keys)
 		}
 		return F1(truth.keys, pred.keys, strings.TrimPrefix(spec.Metric, "f1-")), nil
-	case "map@3", "map@5", "map@7", "map@10", "map@12":
-		k, _ := strconv.Atoi(strings.TrimPrefix(spec.Metric, "map@"))
-		if ans.col(cols[0]) < 0 {
-			return 0, fmt.Errorf("the answers have no column %q", cols[0])
-		}
-		truth, pred := answerCells(ans, cols[0]), aligned(sub, 0)
-		for i := range pred {
-			// pandas reads an empty cell or a missing-value spelling as NaN, which split() cannot take.
-			if pandasNA[pred[i]] {
-				return 0, invalidf("row %d: %q is a missing value: write the predictions separated by spaces", i+1, pred[i])
-			}
-		}
-		return MeanAveragePrecisionAtK(truth, pred, k), nil
 	case "rmse", "mae", "median-absolute-error", "spearman", "rmsle":
 		return perColumn(sub, ans, cols, func(pred, truth []float64, col string) (float64, error) {
 			var v float64
@@ -552,6 +539,22 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 			}
 			return v, nil
 		})
+	}
+	if k, isMAP, err := tasks.MAPCutoff(spec.Metric); isMAP {
+		if err != nil {
+			return 0, fmt.Errorf("the spec's metric %w", err) // the spec is ours to fix
+		}
+		if ans.col(cols[0]) < 0 {
+			return 0, fmt.Errorf("the answers have no column %q", cols[0])
+		}
+		truth, pred := answerCells(ans, cols[0]), aligned(sub, 0)
+		for i := range pred {
+			// pandas reads an empty cell or a missing-value spelling as NaN, which split() cannot take.
+			if pandasNA[pred[i]] {
+				return 0, invalidf("row %d: %q is a missing value: write the predictions separated by spaces", i+1, pred[i])
+			}
+		}
+		return MeanAveragePrecisionAtK(truth, pred, k), nil
 	}
 	return 0, fmt.Errorf("metric %q has no grader", spec.Metric)
 }

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"mlerl/internal/regularfile"
 )
 
 // Limits bound what grading one submission may cost the worker: a submission is a hostile
@@ -76,60 +76,21 @@ func (l Limits) check(start time.Time) error {
 }
 
 // notRegularError is a submission path that names something other than a regular file.
-type notRegularError struct {
-	path string
-	mode fs.FileMode
-}
+type notRegularError struct{ *regularfile.NotRegularError }
 
 func (e notRegularError) Error() string {
-	return fmt.Sprintf("%s is %s, not a regular file: write the submission as a plain CSV file", e.path, describeMode(e.mode))
+	return e.NotRegularError.Error() + ": write the submission as a plain CSV file"
 }
 
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return fmt.Sprintf("a special file (%v)", m.Type())
-}
-
-// OpenRegular opens path for reading only if it is (or a symlink resolves to) a regular file,
-// else returns a notRegularError. The open never blocks: a FIFO with no writer, or a device,
-// is refused after a non-blocking open and fstat, so a swap between a stat and the open cannot
-// make it block either.
+// OpenRegular opens a submission only if it is (or a symlink resolves to) a regular file, else
+// returns a notRegularError; the open never blocks (regularfile.Open).
 func OpenRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
+	f, err := regularfile.Open(path)
+	var nr *regularfile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, notRegularError{nr}
 	}
-	if !st.Mode().IsRegular() {
-		return nil, notRegularError{path, st.Mode()}
-	}
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	st, err = f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, notRegularError{path, st.Mode()}
-	}
-	return f, nil
+	return f, err
 }
 
 // IsNotRegular reports whether err is OpenRegular's refusal of a special file.

@@ -120,7 +120,8 @@ def f(c):
 }
 
 // MAP@k against Kaggle's average-precision formula (ml_metrics' apk, written out in Python):
-// duplicates count once, rows without answers score 0, the divisor is min(answers, k).
+// duplicates count once, rows without answers score 0, the divisor is min(answers, k); for
+// cutoffs within and beyond Kaggle's usual 3-12.
 func TestMAPAtKMatchesKagglesFormula(t *testing.T) {
 	testenv.RequirePython(t)
 	rng := rand.New(rand.NewPCG(15, 16))
@@ -139,6 +140,11 @@ func TestMAPAtKMatchesKagglesFormula(t *testing.T) {
 		truth = append(truth, words(1+rng.IntN(3), 12))
 		pred = append(pred, words(rng.IntN(8), 12))
 	}
+	// Long rows, so that cutoffs past 12 cut somewhere different from the short rows' end.
+	for range 40 {
+		truth = append(truth, words(1+rng.IntN(30), 60))
+		pred = append(pred, words(rng.IntN(120), 60))
+	}
 	truth = append(truth, "a b", "a", "", "a b c d e f")
 	pred = append(pred, "a a b", "b a", "a", "f e d c b a")
 	type c struct {
@@ -146,7 +152,7 @@ func TestMAPAtKMatchesKagglesFormula(t *testing.T) {
 		P []string `json:"p"`
 		K int      `json:"k"`
 	}
-	ks := []int{3, 5, 7, 10, 12}
+	ks := []int{1, 2, 3, 4, 5, 7, 10, 12, 25, 100} // any K of 1 or more, not only Kaggle's usual ones
 	in := make([]any, len(ks))
 	for i, k := range ks {
 		in[i] = c{truth, pred, k}

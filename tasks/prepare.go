@@ -126,33 +126,54 @@ func preparation(s *Spec) (func(raw string, d Dirs) []string, error) {
 // preparers/<id>.py. Only a built-in task has one of those, so an id that is not one (such as
 // "common") is refused before the lookup.
 func preparerScript(s *Spec) (string, error) {
-	var script []byte
-	var err error
-	switch {
-	case s.Preparer != "" && s.Dir != "":
-		file := filepath.Join(s.Dir, s.Preparer)
-		if script, err = os.ReadFile(file); err != nil {
-			return "", fmt.Errorf("task %s: field preparer: %w (the preparer file is relative to the spec file's folder)", s.ID, err)
-		}
-	case s.Preparer != "":
-		if script, err = preparers.ReadFile("preparers/" + s.Preparer); err != nil {
-			return "", fmt.Errorf("built-in task %s: field preparer: no embedded preparers/%s", s.ID, s.Preparer)
-		}
-	default:
-		noPreparer := fmt.Errorf("task %s has no preparation: give its spec split.raw (the generic split: docs/tasks.md) or preparer (a Python file beside the spec); "+
-			"or prepare it with MLE-bench (`mlebench prepare -c %s`) and run `starter tasks prepare` without --raw, with --data-dir its data folder, to carve the validation folds", s.ID, s.ID)
-		if _, err := Builtin().Get(s.ID); err != nil {
-			return "", noPreparer
-		}
-		if script, err = preparers.ReadFile("preparers/" + s.ID + ".py"); err != nil {
-			return "", noPreparer
-		}
+	if s.Preparer != "" {
+		return specScript(s, "preparer", s.Preparer)
 	}
+	noPreparer := fmt.Errorf("task %s has no preparation: give its spec split.raw (the generic split: docs/tasks.md) or preparer (a Python file beside the spec); "+
+		"or prepare it with MLE-bench (`mlebench prepare -c %s`) and run `starter tasks prepare` without --raw, with --data-dir its data folder, to carve the validation folds", s.ID, s.ID)
+	if _, err := Builtin().Get(s.ID); err != nil {
+		return "", noPreparer
+	}
+	script, err := preparers.ReadFile("preparers/" + s.ID + ".py")
+	if err != nil {
+		return "", noPreparer
+	}
+	return withCommon(script), nil
+}
+
+// carverScript returns the Python source that carves one fold of s: carve.py, or
+// preparers/common.py followed by the spec's carver file.
+func carverScript(s *Spec) (string, error) {
+	if s.Carver == "" {
+		return carveScript, nil
+	}
+	return specScript(s, "carver", s.Carver)
+}
+
+// specScript reads the Python file a spec field names (relative to a user spec's folder; a
+// built-in spec's in the embedded preparers/) and puts preparers/common.py before it.
+func specScript(s *Spec, field, name string) (string, error) {
+	if s.Dir == "" {
+		script, err := preparers.ReadFile("preparers/" + name)
+		if err != nil {
+			return "", fmt.Errorf("built-in task %s: field %s: no embedded preparers/%s", s.ID, field, name)
+		}
+		return withCommon(script), nil
+	}
+	script, err := os.ReadFile(filepath.Join(s.Dir, name))
+	if err != nil {
+		return "", fmt.Errorf("task %s: field %s: %w (the %s file is relative to the spec file's folder: put it there, or fix the name)", s.ID, field, err, field)
+	}
+	return withCommon(script), nil
+}
+
+// withCommon puts preparers/common.py, the helpers every preparer and carver may call, first.
+func withCommon(script []byte) string {
 	common, err := preparers.ReadFile("preparers/common.py")
 	if err != nil {
-		return "", err // embedded at build time: cannot fail at run time
+		panic(err) // embedded at build time: cannot fail at run time
 	}
-	return string(common) + "\n" + string(script), nil
+	return string(common) + "\n" + string(script)
 }
 
 // openRaw returns a folder holding the raw files, extracting a zip when given one.
@@ -258,11 +279,12 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// CarveValidation writes the validation folds (carve.py): for each fold a seeded share of the
-// public train (stratified on class-labelled tasks) becomes a test file with the real test's
-// columns, answers with the real answers' columns and a sample submission like the real one;
-// the rest is that fold's train. The folds are disjoint shares of one seeded order, so fold 1
-// is the same whatever the fold count. Deterministic.
+// CarveValidation writes the validation folds (carve.py, or the spec's carver, which holds out
+// its own kind of rows alike): for each fold a seeded share of the public train (stratified on
+// class-labelled tasks) becomes a test file with the real test's columns, answers with the real
+// answers' columns and a sample submission like the real one; the rest is that fold's train.
+// The folds are disjoint shares of one seeded order, so fold 1 is the same whatever the fold
+// count. Deterministic.
 func CarveValidation(ctx context.Context, s *Spec, l Layout, python string) error {
 	for f := 1; f <= s.Validation.FoldCount(); f++ {
 		if err := carveFold(ctx, s, l, python, f, l.FoldDirs(s.ID, f), 0); err != nil {
@@ -301,21 +323,32 @@ func carveFold(ctx context.Context, s *Spec, l Layout, python string, fold int, 
 	if err != nil {
 		return err
 	}
-	script := carveScript
-	if ownCarvers[s.ID] {
-		if script, err = preparerScript(s); err != nil {
-			return err
-		}
+	script, err := carverScript(s)
+	if err != nil {
+		return err
+	}
+	what := "validation fold"
+	if cvFolds > 0 {
+		what = fmt.Sprintf("cross-validation fold (of %d)", cvFolds)
+	}
+	by := "carve.py"
+	if s.Carver != "" {
+		by = "the spec's carver " + s.Carver
 	}
 	cmd := exec.CommandContext(ctx, python, "-c", script, string(cfg))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		what := "validation fold"
-		if cvFolds > 0 {
-			what = fmt.Sprintf("cross-validation fold (of %d)", cvFolds)
+		return fmt.Errorf("carving %s %d of %s with %s: %v: %s", what, fold, s.ID, by, err, lastLines(strings.TrimSpace(stderr.String()), 5))
+	}
+	// A carver that exits cleanly without writing the fold would otherwise surface only later,
+	// as a task that never counts as prepared.
+	for _, f := range []string{filepath.Join(dst.Public, s.Files.Train), filepath.Join(dst.Public, s.Files.Test),
+		filepath.Join(dst.Public, s.Files.SampleSubmission), filepath.Join(dst.Private, s.Files.Answers)} {
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Errorf("carving %s %d of %s: %s exited without error but wrote no %s: a carver must write the fold's files (files.train, files.test, files.sample_submission into its config's out_public, files.answers into out_private)",
+				what, fold, s.ID, by, f)
 		}
-		return fmt.Errorf("carving %s %d of %s: %v: %s", what, fold, s.ID, err, lastLines(strings.TrimSpace(stderr.String()), 5))
 	}
 	return nil
 }
@@ -325,8 +358,3 @@ var carveScript string
 
 //go:embed generic.py
 var genericScript string
-
-// ownCarvers are the tasks whose train is not rows of a table (denoising's is images), so
-// carve.py cannot carve it: their preparer, given carve.py's JSON config as its one argument,
-// carves the fold itself.
-var ownCarvers = map[string]bool{"denoising-dirty-documents": true}

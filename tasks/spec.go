@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -19,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"mlerl/internal/regularfile"
 	"mlerl/settings"
 )
 
@@ -49,7 +49,13 @@ type Spec struct {
 	// Preparer is a Python preparer file, relative to the spec file, for a competition the
 	// generic split (split.raw) cannot prepare; it runs after preparers/common.py.
 	Preparer string `yaml:"preparer"`
-	// Dir is the folder of the spec file (empty for a built-in spec): Preparer is relative to it.
+	// Carver is a Python file, relative to the spec file, that carves the validation and
+	// cross-validation folds of a competition whose train carve.py cannot split by rows (a
+	// folder of images, say); it runs after preparers/common.py with carve.py's JSON config as
+	// its one argument. Without it carve.py carves.
+	Carver string `yaml:"carver"`
+	// Dir is the folder of the spec file (empty for a built-in spec): Preparer and Carver are
+	// relative to it.
 	Dir string `yaml:"-"`
 }
 
@@ -227,7 +233,38 @@ var knownMetrics = map[string]bool{
 	// Added with the grading package's generic metrics (docs/grading.md lists them).
 	"f1": true, "f1-macro": true, "f1-micro": true, "f1-weighted": true, "rmse": true, "rmsle": true,
 	"mae": true, "median-absolute-error": true, "spearman": true,
-	"map@3": true, "map@5": true, "map@7": true, "map@10": true, "map@12": true,
+}
+
+// MAPCutoff returns K of a map@K metric (mean average precision over each row's first K
+// predictions, for any K of 1 or more); isMAP is false for every other metric, and err says
+// why a map@ name's K is not a positive whole number.
+func MAPCutoff(metric string) (k int, isMAP bool, err error) {
+	digits, isMAP := strings.CutPrefix(metric, "map@")
+	if !isMAP {
+		return 0, false, nil
+	}
+	k, err = strconv.Atoi(digits)
+	switch {
+	case err != nil || strconv.Itoa(k) != digits:
+		return 0, true, fmt.Errorf("%q: K in map@K must be a whole number written in plain digits, e.g. map@5", metric)
+	case k < 1:
+		return 0, true, fmt.Errorf("%q: K in map@K is how many predictions of a row count and must be 1 or more, e.g. map@5", metric)
+	}
+	return k, true, nil
+}
+
+// metricProblem says what is wrong with a spec's metric name, or "" when the grader has it.
+func metricProblem(metric string) string {
+	if _, isMAP, err := MAPCutoff(metric); isMAP {
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	if knownMetrics[metric] {
+		return ""
+	}
+	return fmt.Sprintf("%q is not one of %s, map@K (K = 1, 2, ...)", metric, keys(knownMetrics))
 }
 
 var knownModalities = map[string]bool{
@@ -248,8 +285,8 @@ func (s *Spec) Validate() error {
 		return bad("id", "must not contain slashes or spaces")
 	case !knownModalities[s.Modality]:
 		return bad("modality", fmt.Sprintf("%q is not one of %s", s.Modality, keys(knownModalities)))
-	case !knownMetrics[s.Metric]:
-		return bad("metric", fmt.Sprintf("%q is not one of %s", s.Metric, keys(knownMetrics)))
+	case metricProblem(s.Metric) != "":
+		return bad("metric", metricProblem(s.Metric))
 	case s.Direction != "min" && s.Direction != "max":
 		return bad("direction", fmt.Sprintf("%q must be min (lower is better) or max", s.Direction))
 	case s.IDColumn == "":
@@ -293,6 +330,9 @@ func tableExt(name string) bool {
 // checkPreparation checks how the task is prepared: the generic split's fields, or a preparer.
 func (s *Spec) checkPreparation(bad func(field, why string) error) error {
 	sp := s.Split
+	if s.Carver != "" && !strings.HasSuffix(s.Carver, ".py") {
+		return bad("carver", fmt.Sprintf("%q must be a Python file (.py) beside the spec", s.Carver))
+	}
 	if s.Preparer != "" {
 		switch {
 		case s.Generic():
@@ -419,8 +459,13 @@ func Builtin() *Registry {
 
 // AddFile loads a user spec file; it overrides a built-in spec with the same id.
 func (r *Registry) AddFile(file string) (*Spec, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
+	// A FIFO or a device would block the read (or never end): refused before it is opened.
+	data, err := regularfile.ReadFile(file)
+	var special *regularfile.NotRegularError
+	switch {
+	case errors.As(err, &special):
+		return nil, fmt.Errorf("task spec %v: give --task-spec the path of the spec's YAML file itself", err)
+	case err != nil:
 		return nil, fmt.Errorf("reading task spec: %w", err)
 	}
 	s, err := Parse(data, file)

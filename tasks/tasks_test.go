@@ -180,3 +180,42 @@ func TestPrepareFromAZipKeepsFoldersAndRejectsEscapes(t *testing.T) {
 		t.Fatalf("a zip entry escaping the folder: %v", err)
 	}
 }
+
+// map@K grades with any cutoff of 1 or more; a K that is not one is refused naming the field.
+func TestMAPAtAnyCutoff(t *testing.T) {
+	good, err := os.ReadFile("specs/leaf-classification.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(metric string) (*tasks.Spec, error) {
+		text := strings.Replace(string(good), "metric: multi-class-log-loss", "metric: "+metric, 1)
+		return tasks.Parse([]byte(text), "test.yaml")
+	}
+	for _, k := range []int{1, 2, 3, 12, 25, 1000} {
+		s, err := spec(fmt.Sprintf("map@%d", k))
+		if err != nil {
+			t.Fatalf("map@%d: %v", k, err)
+		}
+		if got, isMAP, err := tasks.MAPCutoff(s.Metric); !isMAP || err != nil || got != k {
+			t.Fatalf("MAPCutoff(%q) = %d, %v, %v", s.Metric, got, isMAP, err)
+		}
+	}
+	for metric, want := range map[string]string{
+		"map@0":                    `field metric: "map@0": K in map@K is how many predictions of a row count and must be 1 or more, e.g. map@5`,
+		"map@-3":                   `"map@-3": K in map@K is how many predictions of a row count and must be 1 or more`,
+		"map@":                     `field metric: "map@": K in map@K must be a whole number written in plain digits, e.g. map@5`,
+		"map@k":                    `"map@k": K in map@K must be a whole number`,
+		"map@2.5":                  `"map@2.5": K in map@K must be a whole number`,
+		"map@05":                   `"map@05": K in map@K must be a whole number written in plain digits`,
+		"map@+5":                   `"map@+5": K in map@K must be a whole number written in plain digits`,
+		"map@99999999999999999999": `K in map@K must be a whole number`,
+		"mapk":                     `field metric: "mapk" is not one of`,
+	} {
+		if _, err := spec(metric); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("metric %s: got %v, want an error containing %q", metric, err, want)
+		}
+	}
+	if _, isMAP, _ := tasks.MAPCutoff("accuracy"); isMAP {
+		t.Fatal("accuracy is not a map@K metric")
+	}
+}

@@ -6,9 +6,9 @@
 # divided by 255; public/sampleSubmission.csv is the answers with value 1. Kaggle's own unlabelled
 # test.zip is not used.
 #
-# The train is images, not rows, so carve.py cannot carve it: called with one argument (the JSON
-# config carve.py gets), this script carves a validation or cross-validation fold itself, holding
-# out whole images in the same way (prepare.go's ownCarvers).
+# The train is images, not rows, so carve.py cannot carve it: the spec names this file as its
+# carver too, and called so, with one argument (the JSON config carve.py gets), it carves a
+# validation or cross-validation fold itself, holding out whole images in the same way.
 # Runs after common.py (args, raw_file, split).
 import io
 import json
