@@ -1,7 +1,7 @@
-// Package experiment describes the paper's experiments as data: a spec names tasks, arms (run
-// settings over a shared budget, as run: sections), seeds and the pass rule, fixed before anything runs; the
-// grid of cells it expands to is what the Experiment workflow runs, and the ledger records what
-// each cell did.
+// Package experiment describes the paper's experiments as data: a spec names tasks, arms (run:
+// sections of settings over a shared budget), seeds and the pass rule, fixed before anything
+// runs; the grid of cells it expands to is what the Experiment workflow runs, and the ledger
+// records what each cell did.
 package experiment
 
 import (

@@ -98,7 +98,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"matched to a matched arm", base + "arms: [rl, static, static-matched, {name: m2, run: {}, match_sandbox_seconds: static-matched}]\n", "is itself matched"},
 		{"a setting the experiment owns", noRule + "arms: [rl, {name: s, run: {seed: 4}}]\npass_rule: {arm: rl, versus: [s], measure: best_test, min_seeds: 1}\n", "field arms.s.run: seed is set by the experiment"},
 		{"an owned setting in the budget", base + "arms: [rl, static]\nrun: {backend: llm}\n", "field run: backend is set by the experiment"},
-		{"not a setting in the budget", base + "arms: [rl, static]\nrun: {out: x}\n", "out (line 6): not a setting"},
+		{"not a run setting in the budget", base + "arms: [rl, static]\nrun: {out: x}\n", "out (line 6): not a run setting"},
 		{"a bad value in an arm", base + "arms: [rl, static, {name: s, run: {iterations: 0}}]\n", "field arms.s.run: experiment spec grid, arm s (run:) sets iterations (line 5): --iterations must be at least 1, got 0"},
 		{"flags of old", base + "arms: [rl, static]\nflags: [--iterations, \"4\", --learning-rate, \"0\"]\n", "flags (line 6): settings are a run: section of the same keys as a task spec's: write run: {iterations: 4, ppo: {learning_rate: 0}}"},
 		{"an arm's flags of old", base + "arms: [rl, {name: static, flags: [--batch, \"2\"]}]\n", "flags (line 5): settings are a run: section of the same keys as a task spec's: write run: {batch: 2}"},

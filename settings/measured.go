@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
 
 	"gopkg.in/yaml.v3"
@@ -31,9 +32,12 @@ func (m *Measured) UnmarshalYAML(n *yaml.Node) error {
 			return fmt.Errorf("run.seed (line %d): a task spec's run settings must not fix the seed (give --seed to starter run)", e.line)
 		}
 	}
-	o.Source = "the task spec's run: section"
 	if _, err := Resolve(o); err != nil {
-		return err
+		var le *LayerError
+		if errors.As(err, &le) {
+			return fmt.Errorf("run: %w (run.%s, line %d)", le.Err, le.Key, le.Line)
+		}
+		return fmt.Errorf("run: %w", err)
 	}
 	m.run = o
 	return nil

@@ -133,7 +133,7 @@ func unknownKey(key string, line int) error {
 			best, bestD = k, d
 		}
 	}
-	return fmt.Errorf("%s (line %d): not a setting; did you mean %s? (the keys: docs/run.md, \"Settings\")", key, line, best)
+	return fmt.Errorf("%s (line %d): not a run setting; did you mean %s? (the keys: docs/run.md, \"Settings\")", key, line, best)
 }
 
 // distance is the edit distance between a and b.

@@ -169,8 +169,8 @@ func TestPaperPresetUnderFlags(t *testing.T) {
 func TestPresetFilesAreChecked(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct{ name, yaml, want string }{
-		{"typo", "run:\n  ppo:\n    clip_ration: 0.2\n", "ppo.clip_ration (line 3): not a setting; did you mean ppo.clip_ratio?"},
-		{"a run key that is not a setting", "run:\n  slots: 4\n", "slots (line 2): not a setting"},
+		{"typo", "run:\n  ppo:\n    clip_ration: 0.2\n", "ppo.clip_ration (line 3): not a run setting; did you mean ppo.clip_ratio?"},
+		{"a run key that is not a run setting", "run:\n  slots: 4\n", "slots (line 2): not a run setting"},
 		{"a section that is not", "ppo_:\n  clip_ratio: 0.2\n", "field ppo_ not found"},
 		{"a section outside run:", "ppo:\n  clip_ratio: 0.2\n", "ppo: a section of settings goes under run:"},
 		{"bad clip", "run:\n  ppo:\n    clip_ratio: 2\n", "sets ppo.clip_ratio (line 3): ppo.clip_ratio must be in (0, 1)"},
@@ -208,11 +208,11 @@ func TestMeasuredSettings(t *testing.T) {
 		{"one key", "run:\n  final_tune_budget: 8\n", func(s *Settings) { s.FinalTuneBudget = 8 }, ""},
 		{"several", "run:\n  iterations: 20\n  eval_samples: 16\n  final_folds: 10\n",
 			func(s *Settings) { s.Iterations, s.EvalSamples, s.FinalFolds = 20, 16, 10 }, ""},
-		{"typo", "run:\n  final_tune_budjet: 8\n", nil, "run.final_tune_budjet (line 2): not a setting; did you mean final_tune_budget?"},
-		{"not a setting", "run:\n  slots: 4\n", nil, "run.slots (line 2): not a setting"},
+		{"typo", "run:\n  final_tune_budjet: 8\n", nil, "run.final_tune_budjet (line 2): not a run setting; did you mean final_tune_budget?"},
+		{"not a run setting", "run:\n  slots: 4\n", nil, "run.slots (line 2): not a run setting"},
 		{"not a number", "run:\n  iterations: many\n", nil, "line 2: cannot unmarshal"},
 		{"a section's key", "run:\n  policy:\n    top_p: 0.9\n", func(s *Settings) { s.Policy.TopP = 0.9 }, ""},
-		{"not a key of the section", "run:\n  policy:\n    topp: 0.9\n", nil, "run.policy.topp (line 3): not a setting; did you mean policy.top_p?"},
+		{"not a key of the section", "run:\n  policy:\n    topp: 0.9\n", nil, "run.policy.topp (line 3): not a run setting; did you mean policy.top_p?"},
 		{"bad value", "run:\n  final_tune_budget: -1\n", nil, "--final-tune-budget must be positive"},
 		{"seed", "run:\n  seed: 7\n", nil, "must not fix the seed"},
 		{"not a mapping", "run: [final_tune_budget]\n", nil, "run (line 1): must be a mapping"},
