@@ -1,6 +1,12 @@
 package experiment
 
-import "mlerl/grading"
+import (
+	"encoding/json"
+	"fmt"
+
+	"mlerl/grading"
+	"mlerl/settings"
+)
 
 // Cell statuses, as the ledger and `starter experiment status` show them.
 const (
@@ -22,8 +28,8 @@ type Ledger struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	Machine string `json:"machine,omitempty"`
 	// TaskSettings are, by task, the measured settings of its spec's run: section that its
-	// cells ran with under their flags ("iterations=20 final_folds=10"): a spec's flags alone
-	// do not say what a cell ran.
+	// cells ran with under the experiment's ("iterations=20 final_folds=10"): the experiment
+	// spec alone does not say what a cell ran.
 	TaskSettings map[string]string `json:"task_settings,omitempty"`
 }
 
@@ -83,4 +89,49 @@ type CurvePoint struct {
 	Sample         string   `json:"sample"`
 	Validation     *float64 `json:"validation,omitempty"`
 	Test           *float64 `json:"test,omitempty"`
+}
+
+// UnmarshalJSON reads a spec as ledgers hold it, including those recorded when its settings
+// were `starter run` flags (flags: [...]), read as the run: section they meant.
+func (s *Spec) UnmarshalJSON(b []byte) error {
+	type plain Spec
+	var p struct {
+		plain
+		Flags []string `json:"flags"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*s = Spec(p.plain)
+	return fromFlags(&s.Run, "spec "+s.Name, p.Flags)
+}
+
+// UnmarshalJSON reads an arm as ledgers hold it; see Spec.UnmarshalJSON.
+func (a *Arm) UnmarshalJSON(b []byte) error {
+	type plain Arm
+	var p struct {
+		plain
+		Flags []string `json:"flags"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*a = Arm(p.plain)
+	return fromFlags(&a.Run, "arm "+a.Name, p.Flags)
+}
+
+// fromFlags sets run from a recorded ledger's flags, if it has them.
+func fromFlags(run *settings.Overlay, source string, flags []string) error {
+	if len(flags) == 0 {
+		return nil
+	}
+	if !run.Empty() {
+		return fmt.Errorf("%s holds both flags and run: settings: a ledger holds one or the other", source)
+	}
+	o, err := settings.FromArgs(source+" (recorded flags)", flags)
+	if err != nil {
+		return err
+	}
+	*run = o
+	return nil
 }

@@ -1,12 +1,13 @@
-// Package experiment describes the paper's experiments as data: a spec names tasks, arms (run
-// flags on top of a shared budget), seeds and the pass rule, fixed before anything runs; the
-// grid of cells it expands to is what the Experiment workflow runs, and the ledger records what
-// each cell did.
+// Package experiment describes the paper's experiments as data: a spec names tasks, arms (run:
+// sections of settings over a shared budget), seeds and the pass rule, fixed before anything
+// runs; the grid of cells it expands to is what the Experiment workflow runs, and the ledger
+// records what each cell did.
 package experiment
 
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"mlerl/report"
+	"mlerl/settings"
 )
 
 // Spec is an experiment, as written in its YAML file.
@@ -27,8 +29,9 @@ type Spec struct {
 	Tasks       []string `yaml:"tasks" json:"tasks"`
 	Arms        []Arm    `yaml:"arms" json:"arms"`
 	Seeds       []uint64 `yaml:"seeds" json:"seeds"`
-	// Flags are `starter run` flags every cell gets: the budget (iterations, batch, ...).
-	Flags []string `yaml:"flags,omitempty" json:"flags,omitempty"`
+	// Run is the settings every cell gets (the budget: iterations, batch, ...), a run: section
+	// of the same keys as a task spec's and a preset's.
+	Run settings.Overlay `yaml:"run,omitempty" json:"run"`
 	// MaxConcurrent bounds the Train workflows running at once.
 	MaxConcurrent int      `yaml:"max_concurrent,omitempty" json:"max_concurrent"`
 	PassRule      PassRule `yaml:"pass_rule" json:"pass_rule"`
@@ -36,8 +39,9 @@ type Spec struct {
 
 // Arm is one configuration compared across tasks and seeds.
 type Arm struct {
-	Name  string   `yaml:"name" json:"name"`
-	Flags []string `yaml:"flags,omitempty" json:"flags,omitempty"`
+	Name string `yaml:"name" json:"name"`
+	// Run is the arm's settings, over the spec's.
+	Run settings.Overlay `yaml:"run,omitempty" json:"run"`
 	// MatchSandboxSeconds names another arm: this arm's cell runs after that arm's cell of the
 	// same task and seed, with the sandbox-seconds it used as its training budget.
 	MatchSandboxSeconds string `yaml:"match_sandbox_seconds,omitempty" json:"match_sandbox_seconds,omitempty"`
@@ -76,15 +80,19 @@ func MedalRank(medal string) int {
 	return map[string]int{"bronze": 1, "silver": 2, "gold": 3}[medal]
 }
 
-// BuiltinArms are the arms a spec may name without flags.
+// BuiltinArms are the arms a spec may name without settings.
 var BuiltinArms = map[string]Arm{
 	"rl":                 {Name: "rl", About: "the platform's defaults: PPO with the duration-aware update and instrumented partial credit"},
-	"static":             {Name: "static", Flags: []string{"--learning-rate", "0"}, About: "the same warm start, never updated"},
-	"random":             {Name: "random", Flags: []string{"--init", "uniform", "--learning-rate", "0"}, About: "every code action equally likely, never updated"},
-	"no-duration-weight": {Name: "no-duration-weight", Flags: []string{"--no-duration-weight"}, About: "rl without the duration-aware gradient weight (Figure 8's ablation)"},
-	"no-instrumentation": {Name: "no-instrumentation", Flags: []string{"--instrumenter", "none"}, About: "rl without progress prints: a failure earns -10 flat (Figure 9's ablation)"},
-	"scratch-only":       {Name: "scratch-only", Flags: []string{"--improve-fraction", "0"}, About: "rl that never asks to improve a previous solution (Table 4)"},
-	"static-matched":     {Name: "static-matched", Flags: []string{"--learning-rate", "0"}, MatchSandboxSeconds: "rl", About: "static, trained until it has used rl's sandbox-seconds"},
+	"static":             {Name: "static", Run: builtin("static", map[string]any{"ppo.learning_rate": 0}), About: "the same warm start, never updated"},
+	"random":             {Name: "random", Run: builtin("random", map[string]any{"init": settings.InitUniform, "ppo.learning_rate": 0}), About: "every code action equally likely, never updated"},
+	"no-duration-weight": {Name: "no-duration-weight", Run: builtin("no-duration-weight", map[string]any{"ppo.duration_weight": false}), About: "rl without the duration-aware gradient weight (Figure 8's ablation)"},
+	"no-instrumentation": {Name: "no-instrumentation", Run: builtin("no-instrumentation", map[string]any{"instrumenter": settings.InstrumenterNone}), About: "rl without progress prints: a failure earns -10 flat (Figure 9's ablation)"},
+	"scratch-only":       {Name: "scratch-only", Run: builtin("scratch-only", map[string]any{"improve_fraction": 0}), About: "rl that never asks to improve a previous solution (Table 4)"},
+	"static-matched":     {Name: "static-matched", Run: builtin("static-matched", map[string]any{"ppo.learning_rate": 0}), MatchSandboxSeconds: "rl", About: "static, trained until it has used rl's sandbox-seconds"},
+}
+
+func builtin(arm string, values map[string]any) settings.Overlay {
+	return settings.MustOverlay("built-in arm "+arm, values)
 }
 
 // UnmarshalYAML takes an arm as a built-in's name or as a mapping (which may extend a
@@ -93,18 +101,21 @@ func (a *Arm) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		b, ok := BuiltinArms[n.Value]
 		if !ok {
-			return fmt.Errorf("line %d: unknown arm %q: built-in arms are %s; or write {name: NAME, flags: [...]}", n.Line, n.Value, strings.Join(BuiltinArmNames(), ", "))
+			return fmt.Errorf("line %d: unknown arm %q: built-in arms are %s; or write {name: NAME, run: {SETTING: VALUE, ...}}", n.Line, n.Value, strings.Join(BuiltinArmNames(), ", "))
 		}
 		*a = b
 		return nil
+	}
+	if err := refuseFlags(n); err != nil {
+		return err
 	}
 	type plain Arm
 	var p plain
 	if err := n.Decode(&p); err != nil {
 		return err
 	}
-	if b, ok := BuiltinArms[p.Name]; ok && p.Flags == nil && p.MatchSandboxSeconds == "" { // a built-in, perhaps limited to some tasks
-		p.Flags, p.MatchSandboxSeconds = b.Flags, b.MatchSandboxSeconds
+	if b, ok := BuiltinArms[p.Name]; ok && p.Run.Empty() && p.MatchSandboxSeconds == "" { // a built-in, perhaps limited to some tasks
+		p.Run, p.MatchSandboxSeconds = b.Run, b.MatchSandboxSeconds
 		if p.About == "" {
 			p.About = b.About
 		}
@@ -153,7 +164,7 @@ func Load(nameOrPath string) (Spec, []byte, error) {
 	if err != nil {
 		return Spec{}, nil, err
 	}
-	s, err := Parse(b)
+	s, err := parse(where, b)
 	if err != nil {
 		return Spec{}, nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -161,8 +172,20 @@ func Load(nameOrPath string) (Spec, []byte, error) {
 }
 
 // Parse decodes and checks a spec; unknown keys are refused, so a misspelt one is not ignored.
-func Parse(b []byte) (Spec, error) {
+func Parse(b []byte) (Spec, error) { return parse("", b) }
+
+// parse is Parse for a spec read from where (a file, or "" for bytes), which its layers name.
+func parse(where string, b []byte) (Spec, error) {
 	var s Spec
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return Spec{}, err
+	}
+	if len(root.Content) > 0 {
+		if err := refuseFlags(root.Content[0]); err != nil {
+			return Spec{}, err
+		}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
@@ -171,13 +194,71 @@ func Parse(b []byte) (Spec, error) {
 	if s.MaxConcurrent == 0 {
 		s.MaxConcurrent = 2
 	}
+	s.name(where)
 	return s, s.Validate()
 }
 
-// runFlagsOwned are the flags the experiment sets per cell, or for all cells at once: an arm
-// or the budget giving them would be overridden or would break the grid.
-var runFlagsOwned = []string{"--seed", "--out", "--task", "--detach", "--temporal-address", "--namespace",
-	"--worker-roles", "--store", "--sandbox", "--slots", "--data-dir", "--python", "--policy", "--task-spec"}
+// name gives the spec's layers their sources, for errors: the file (or the spec's name) and
+// the section.
+func (s *Spec) name(where string) {
+	if where == "" {
+		where = "experiment spec " + s.Name
+	}
+	s.Run.Source = where + " (run:)"
+	for i := range s.Arms {
+		a := &s.Arms[i]
+		if !strings.HasPrefix(a.Run.Source, "built-in arm ") {
+			a.Run.Source = where + ", arm " + a.Name + " (run:)"
+		}
+	}
+}
+
+// refuseFlags turns a spec or arm written before settings were run: sections (flags: [--k, v])
+// away with the run: section that says the same.
+func refuseFlags(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], n.Content[i+1]; k.Value == "flags" {
+			var args []string
+			_ = v.Decode(&args)
+			hint := "run: {SETTING: VALUE, ...} (docs/experiments.md)"
+			if o, err := settings.FromArgs("flags", args); err == nil && !o.Empty() {
+				hint = "run: " + flowYAML(o)
+			}
+			return fmt.Errorf("flags (line %d): settings are a run: section of the same keys as a task spec's: write %s", k.Line, hint)
+		}
+	}
+	return nil
+}
+
+// flowYAML writes a layer as a spec would: run: {iterations: 4, ppo: {learning_rate: 0}}.
+func flowYAML(o settings.Overlay) string {
+	b, _ := json.Marshal(o)
+	var n yaml.Node
+	if yaml.Unmarshal(b, &n) != nil || len(n.Content) == 0 {
+		return string(b)
+	}
+	var flow func(*yaml.Node)
+	flow = func(n *yaml.Node) {
+		n.Style = yaml.FlowStyle
+		if n.Kind == yaml.ScalarNode {
+			n.Style = 0
+		}
+		for _, c := range n.Content {
+			flow(c)
+		}
+	}
+	flow(n.Content[0])
+	out, _ := yaml.Marshal(n.Content[0])
+	return strings.TrimSpace(string(out))
+}
+
+// ownedKeys are the settings the experiment sets per cell (seed) or for all cells at once
+// (backend: the policy servers are `starter experiment run`'s): an arm or the budget giving
+// them would be overridden or would break the grid.
+var ownedKeys = []string{"seed", "backend"}
 
 // Validate names the first problem and its fix.
 func (s Spec) Validate() error {
@@ -203,6 +284,9 @@ func (s Spec) Validate() error {
 		}
 		seen[sd] = true
 	}
+	if err := checkRun("run", s.Run); err != nil {
+		return err
+	}
 	arms := map[string]Arm{}
 	for _, a := range s.Arms {
 		if a.Name == "" || strings.ContainsAny(a.Name, "/ \t") {
@@ -217,7 +301,7 @@ func (s Spec) Validate() error {
 				return fmt.Errorf("field arms.%s.tasks: %q is not in the spec's tasks: add it there or remove it here", a.Name, t)
 			}
 		}
-		if err := checkFlags("arms."+a.Name+".flags", a.Flags); err != nil {
+		if err := checkRun("arms."+a.Name+".run", s.Run, a.Run); err != nil {
 			return err
 		}
 	}
@@ -234,9 +318,6 @@ func (s Spec) Validate() error {
 				return fmt.Errorf("field arms.%s.match_sandbox_seconds: arm %q is itself matched: match an arm that runs on its own budget", a.Name, m)
 			}
 		}
-	}
-	if err := checkFlags("flags", s.Flags); err != nil {
-		return err
 	}
 	r := s.PassRule
 	switch {
@@ -263,15 +344,18 @@ func (s Spec) Validate() error {
 	return nil
 }
 
-func checkFlags(field string, flags []string) error {
-	for _, f := range flags {
-		name, _, _ := strings.Cut(f, "=")
-		if strings.HasPrefix(name, "-") && !strings.HasPrefix(name, "--") {
-			name = "-" + name
+// checkRun refuses a key the experiment owns in the last layer, and settings no run could
+// start with (the task's own run: section and the cells' common settings come later, in
+// `starter experiment run`).
+func checkRun(field string, layers ...settings.Overlay) error {
+	last := layers[len(layers)-1]
+	for _, k := range ownedKeys {
+		if last.Sets(k) {
+			return fmt.Errorf("field %s: %s is set by the experiment (per cell, or by `starter experiment run`'s own flags): remove it", field, k)
 		}
-		if slices.Contains(runFlagsOwned, name) {
-			return fmt.Errorf("field %s: %s is set by the experiment (per cell, or by `starter experiment run`'s own flags): remove it", field, name)
-		}
+	}
+	if _, err := settings.Resolve(layers...); err != nil {
+		return fmt.Errorf("field %s: %w", field, err)
 	}
 	return nil
 }
@@ -307,8 +391,6 @@ type Cell struct {
 	Seed uint64 `json:"seed"`
 	// Run names the cell's run directory and its Train workflow (train-<run>).
 	Run string `json:"run"`
-	// Flags are the `starter run` flags of the cell: the budget, the arm's, then the seed.
-	Flags []string `json:"flags"`
 	// Match is the run whose sandbox-seconds are this cell's budget ("" for none).
 	Match string `json:"match,omitempty"`
 }
@@ -328,7 +410,6 @@ func (s Spec) Cells() []Cell {
 					continue
 				}
 				c := Cell{Task: task, Arm: a.Name, Seed: seed, Run: RunName(task, a.Name, seed)}
-				c.Flags = append(append(slices.Clone(s.Flags), a.Flags...), "--seed", fmt.Sprint(seed))
 				if a.MatchSandboxSeconds != "" {
 					c.Match = RunName(task, a.MatchSandboxSeconds, seed)
 				}
@@ -337,6 +418,20 @@ func (s Spec) Cells() []Cell {
 		}
 	}
 	return out
+}
+
+// Layers are a cell's settings over its task's (settings.Resolve, after the task spec's run:
+// section and the experiment's own): the spec's run: section, its arm's, then its seed.
+func (s Spec) Layers(c Cell) ([]settings.Overlay, error) {
+	i := slices.IndexFunc(s.Arms, func(a Arm) bool { return a.Name == c.Arm })
+	if i < 0 {
+		return nil, fmt.Errorf("cell %s: arm %q is not in spec %s", c.Run, c.Arm, s.Name)
+	}
+	seed, err := settings.NewOverlay("cell "+c.Run+" (its seed)", map[string]any{"seed": c.Seed})
+	if err != nil {
+		return nil, err
+	}
+	return []settings.Overlay{s.Run, s.Arms[i].Run, seed}, nil
 }
 
 // RunName is a cell's run name.

@@ -31,7 +31,7 @@ const Protocol = "Every arm's best training program (the best by validation scor
 type Report struct {
 	Spec             experiment.Spec
 	Sandbox, Machine string
-	TaskSettings     map[string]string // by task: its spec's measured settings, under the flags
+	TaskSettings     map[string]string // by task: its spec's measured settings, under the experiment's
 	Tasks            []string          // the spec's tasks, then any only the ledger names
 	Arms             []string          // likewise for arms
 	Seeds            []uint64

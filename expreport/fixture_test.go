@@ -11,6 +11,7 @@ import (
 	"mlerl/experiment"
 	"mlerl/grading"
 	"mlerl/runrecord"
+	"mlerl/settings"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -37,7 +38,7 @@ func fixtureSpec(extraArms ...experiment.Arm) experiment.Spec {
 	return experiment.Spec{
 		Name: "fixture", Description: "a synthetic experiment for the report's tests",
 		Tasks: []string{leaf, pizza, spooky}, Arms: arms, Seeds: []uint64{1, 2, 3},
-		Flags: []string{"--iterations", "4", "--batch", "8"}, MaxConcurrent: 2,
+		Run: settings.MustOverlay("fixture", map[string]any{"iterations": 4, "batch": 8}), MaxConcurrent: 2,
 		PassRule: experiment.PassRule{Arm: "rl", Versus: []string{"static", "random"}, Measure: experiment.MeasureBestTest, MinSeeds: 2},
 	}
 }

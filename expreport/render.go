@@ -108,14 +108,14 @@ func (r *Report) headerItems() []headerItem {
 		{"Tasks without data", noData, false},
 		{"Arms", strings.Join(arms, "; "), false},
 		{"Seeds", strings.Join(seeds, ", "), false},
-		{"Budget (flags of every cell)", strings.Join(s.Flags, " "), true},
+		{"Budget (settings of every cell)", s.Run.String(), true},
 	}
 	if len(r.TaskSettings) > 0 {
 		var ts []string
 		for _, task := range sortedKeys(r.TaskSettings) {
 			ts = append(ts, task+": "+r.TaskSettings[task])
 		}
-		items = append(items, headerItem{"Task settings (each task spec's run: section, under the flags)", strings.Join(ts, "; "), false})
+		items = append(items, headerItem{"Task settings (each task spec's run: section, under the experiment's)", strings.Join(ts, "; "), false})
 	}
 	if s.PassRule.Arm != "" {
 		items = append(items, headerItem{"Pass rule (fixed before the runs)", ruleText(s.PassRule, len(r.Seeds)), false})

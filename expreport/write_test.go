@@ -125,8 +125,8 @@ func TestWrite(t *testing.T) {
 	}
 	md := string(files["report.md"])
 	for _, want := range []string{"# Experiment report: fixture", "## Protocol", Protocol, "Tasks without data**: " + spooky,
-		"`--iterations 4 --batch 8`", "in at least 2 of the 3 seeds",
-		"**Task settings (each task spec's run: section, under the flags)**: leaf-classification: final_tune_budget=8", "## Table 1: best training program",
+		"`batch=8 iterations=4`", "in at least 2 of the 3 seeds",
+		"**Task settings (each task spec's run: section, under the experiment's)**: leaf-classification: final_tune_budget=8", "## Table 1: best training program",
 		"| leaf-classification", "Table 4: improve-previous (rl) vs scratch-only\n\nSkipped: the spec has no scratch-only arm.",
 		"runs/random-acts-of-pizza-rl-s2/metrics.jsonl: 1 unreadable lines skipped"} {
 		if !strings.Contains(md, want) {

@@ -51,16 +51,22 @@ func TestEverySpecParsesAndHasAPage(t *testing.T) {
 			if s.Name != name {
 				t.Errorf("%s: spec name %q, want the folder's %q", f, s.Name, name)
 			}
-			// A preset an arm names by path (relative to the repository) must load.
+			// Every cell's settings resolve over the defaults (its task's run: section aside).
 			for _, c := range s.Cells() {
-				for i, flag := range c.Flags {
-					if flag == "--preset" && i+1 < len(c.Flags) && strings.HasPrefix(c.Flags[i+1], "lab/") {
-						if _, err := settings.LoadPreset(filepath.Join("..", c.Flags[i+1])); err != nil {
-							t.Errorf("%s: cell %s: %v", f, c.Run, err)
-						}
-					}
+				layers, err := s.Layers(c)
+				if err == nil {
+					_, err = settings.Resolve(layers...)
+				}
+				if err != nil {
+					t.Errorf("%s: cell %s: %v", f, c.Run, err)
 				}
 			}
+		}
+	}
+	// A preset file kept beside the experiments loads.
+	for _, f := range []string{filepath.Join("learning", "entropy.yaml")} {
+		if _, err := settings.LoadPreset(f); err != nil {
+			t.Errorf("%s: %v", f, err)
 		}
 	}
 }

@@ -3,6 +3,9 @@ package settings
 import (
 	"flag"
 	"fmt"
+	"io"
+	"reflect"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -97,4 +100,67 @@ func (v secondsValue) Set(s string) error {
 	}
 	*v.p = d.Seconds()
 	return nil
+}
+
+// flagKeys names the setting each flag of Register sets (TestEveryFlagSetsItsKey checks it).
+var flagKeys = map[string]string{
+	"iterations": "iterations", "batch": "batch", "oversample": "oversample", "sandbox-seconds": "sandbox_seconds",
+	"time-budget": "time_budget", "eval-samples": "eval_samples", "staleness": "staleness_iterations",
+	"buffer": "buffer_capacity", "sample-at-iteration-start": "sample_at_iteration_start", "continue-every": "continue_every",
+	"improve-fraction": "improve_fraction", "improve-from": "improve_from", "init": "init", "policy": "backend",
+	"learning-rate": "ppo.learning_rate", "protocol": "protocol", "reward": "reward", "reward-folds": "reward_folds",
+	"improve-edit": "improve_edit", "redraw-repeats": "redraw_repeats", "final-candidates": "final_candidates",
+	"final-folds": "final_folds", "final-tune": "final_tune", "final-tune-budget": "final_tune_budget",
+	"ensemble-rounds": "ensemble_rounds", "seed": "seed", "no-duration-weight": "ppo.duration_weight",
+	"reward-shaping": "ppo.reward_shaping", "advantage": "ppo.advantage", "risk-epsilon": "ppo.risk_epsilon",
+}
+
+// FlagSource is the source of the command line's layer.
+const FlagSource = "the command line"
+
+// FlagOverlay is the layer of the settings flags given in fs (only those: flag.Visit), whose
+// values Register bound to given. A flag that is not a setting is left to its command.
+func FlagOverlay(fs *flag.FlagSet, given *Settings) Overlay {
+	o := Overlay{Source: FlagSource}
+	v := reflect.ValueOf(given).Elem()
+	fs.Visit(func(f *flag.Flag) {
+		if key, ok := flagKeys[f.Name]; ok {
+			o.entries = append(o.entries, entry{key: key, flag: f.Name, val: reflect.ValueOf(v.FieldByIndex(fields[key].index).Interface())})
+		}
+	})
+	return o
+}
+
+// WithFlag returns o with key set to value by flag name: a command's own flag that decides a
+// setting (`starter run --instrumenter none` sets instrumenter).
+func (o Overlay) WithFlag(name, key string, value any) Overlay {
+	f, ok := fields[key]
+	if !ok {
+		panic("settings: WithFlag: no setting " + key)
+	}
+	o.entries = append(slices.Clone(o.entries), entry{key: key, flag: name, val: reflect.ValueOf(value).Convert(f.typ)})
+	return o
+}
+
+// FromArgs reads `starter run` settings flags as a layer: only for experiment ledgers recorded
+// before arms said settings as run: sections (their arms' flags: lists). --instrumenter none,
+// the one starter flag recorded arms used, is the instrumenter setting.
+func FromArgs(source string, args []string) (Overlay, error) {
+	var s Settings
+	fs := flag.NewFlagSet(source, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	s.Register(fs)
+	instrumenter := fs.String("instrumenter", "", "")
+	if err := fs.Parse(args); err != nil {
+		return Overlay{}, fmt.Errorf("%s: flags %v: %w", source, args, err)
+	}
+	if fs.NArg() > 0 {
+		return Overlay{}, fmt.Errorf("%s: flags %v: %q is not a flag", source, args, fs.Arg(0))
+	}
+	o := FlagOverlay(fs, &s)
+	o.Source = source
+	if *instrumenter == InstrumenterNone {
+		o = o.WithFlag("instrumenter", "instrumenter", InstrumenterNone)
+	}
+	return o, nil
 }

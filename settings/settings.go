@@ -1,6 +1,7 @@
-// Package settings declares a training run's settings once: the `starter run` flags, the
-// presets, the Train workflow's input and the experiment specs (whose arms are run flags) all
-// use this struct, its defaults and its one validation.
+// Package settings declares a training run's settings once: the Train workflow's input, their
+// defaults and their one validation, and the layers that set them (presets, a task spec's
+// run: section, an experiment's and its arms' run: sections, the `starter run` flags), all
+// Overlays of the same keys that Resolve lays over the defaults in one order.
 package settings
 
 import (
@@ -71,7 +72,7 @@ type Policy struct {
 
 // Settings is everything that decides what a training run does (not where it runs). The JSON
 // names are the Train workflow input's (histories of running workflows hold them); the YAML
-// names are a preset's `run:` section.
+// names are the keys of every run: section (Overlay).
 type Settings struct {
 	Iterations  int               `json:"iterations" yaml:"iterations"`
 	Batch       int               `json:"batch" yaml:"batch"`           // B: samples per update
@@ -94,12 +95,12 @@ type Settings struct {
 	// SampleAtIterationStart samples only when an iteration starts instead of replacing each
 	// finished program at once; with Oversample 1 it is the synchronous wait-for-all baseline.
 	SampleAtIterationStart bool   `json:"sample_at_iteration_start,omitempty" yaml:"sample_at_iteration_start"`
-	Policy                 Policy `json:"policy" yaml:"-"`
+	Policy                 Policy `json:"policy" yaml:"policy"`
 	Init                   Init   `json:"init,omitempty" yaml:"init"`
 	// Backend is the policy: network (default, the code-action network) or llm (a model
 	// server sampled with LLM, updated by a trainer service).
 	Backend Backend    `json:"backend,omitempty" yaml:"backend"`
-	PPO     ppo.Config `json:"ppo" yaml:"-"`
+	PPO     ppo.Config `json:"ppo" yaml:"ppo"`
 	// SandboxSeconds, when positive, ends training as soon as the finished training programs
 	// have used this much execution time, mid-iteration (the last update learns from those that
 	// finished; Iterations is then a cap): a baseline matched to another arm's sandbox time
@@ -107,7 +108,7 @@ type Settings struct {
 	SandboxSeconds float64 `json:"sandbox_seconds,omitempty" yaml:"sandbox_seconds"`
 	// Instrumenter "none" runs programs without progress prints (the instrumentation ablation);
 	// "" uses the worker's instrumenter.
-	Instrumenter string `json:"instrumenter,omitempty" yaml:"-"`
+	Instrumenter string `json:"instrumenter,omitempty" yaml:"instrumenter"`
 	// FinalCandidates is how many of the run's best distinct programs (training and evaluation)
 	// the final answer cross-validates and ensembles (0: no final answer, only best-of-K).
 	FinalCandidates int `json:"final_candidates,omitempty" yaml:"final_candidates"`
@@ -183,75 +184,96 @@ func (s Settings) ForTask(carved int) Settings {
 var ppoFlags = map[string]string{"learning_rate": "learning-rate", "duration_weight": "no-duration-weight",
 	"reward_shaping": "reward-shaping", "advantage": "advantage", "risk_epsilon": "risk-epsilon"}
 
-// Validate names the first setting a run cannot start with, by its flag (or its preset key
-// where it has no flag), and what to do instead.
+// InvalidError is a setting a run cannot start with: Key is its key (ppo.learning_rate), so
+// Resolve can name the layer that set it; Msg names its flag where it has one.
+type InvalidError struct{ Key, Msg string }
+
+func (e *InvalidError) Error() string { return e.Msg }
+
+func invalid(key, format string, a ...any) error {
+	return &InvalidError{Key: key, Msg: fmt.Sprintf(format, a...)}
+}
+
+// policyKey names the policy setting the policy rule refuses.
+func policyKey(p Policy) string {
+	switch {
+	case p.Temperature <= 0:
+		return "policy.temperature"
+	case p.TopP <= 0 || p.TopP > 1:
+		return "policy.top_p"
+	}
+	return "policy.hidden"
+}
+
+// Validate names the first setting a run cannot start with, by its flag (or its key where it
+// has no flag), and what to do instead.
 func (s Settings) Validate() error {
 	switch {
 	case s.Iterations < 1:
-		return fmt.Errorf("--iterations must be at least 1, got %d", s.Iterations)
+		return invalid("iterations", "--iterations must be at least 1, got %d", s.Iterations)
 	case s.Batch < 1:
-		return fmt.Errorf("--batch must be at least 1, got %d", s.Batch)
+		return invalid("batch", "--batch must be at least 1, got %d", s.Batch)
 	case s.Oversample < 1:
-		return fmt.Errorf("--oversample must be at least 1 (m*B executions stay in flight), got %d", s.Oversample)
+		return invalid("oversample", "--oversample must be at least 1 (m*B executions stay in flight), got %d", s.Oversample)
 	case s.EvalSamples < 1:
-		return fmt.Errorf("--eval-samples must be at least 1, got %d", s.EvalSamples)
+		return invalid("eval_samples", "--eval-samples must be at least 1, got %d", s.EvalSamples)
 	case s.ContinueEvery < 1:
-		return fmt.Errorf("--continue-every must be at least 1, got %d", s.ContinueEvery)
+		return invalid("continue_every", "--continue-every must be at least 1, got %d", s.ContinueEvery)
 	case !slices.Contains(Protocols, s.Protocol):
-		return fmt.Errorf("--protocol must be %s, got %q", join(Protocols), s.Protocol)
+		return invalid("protocol", "--protocol must be %s, got %q", join(Protocols), s.Protocol)
 	case s.RewardFolds < 0:
-		return fmt.Errorf("--reward-folds must be 0 (automatic: %d where the task carves that many validation folds, else 1) or more, got %d", autoRewardFolds, s.RewardFolds)
+		return invalid("reward_folds", "--reward-folds must be 0 (automatic: %d where the task carves that many validation folds, else 1) or more, got %d", autoRewardFolds, s.RewardFolds)
 	case s.RewardFolds > 1 && s.Protocol != LeakFree:
-		return fmt.Errorf("--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", s.RewardFolds, LeakFree, LeakFree)
+		return invalid("reward_folds", "--reward-folds %d averages validation folds, which only the %s protocol uses: drop it or use --protocol %s", s.RewardFolds, LeakFree, LeakFree)
 	case s.RedrawRepeats < 0:
-		return fmt.Errorf("--redraw-repeats must be 0 (keep every draw) or more, got %d", s.RedrawRepeats)
+		return invalid("redraw_repeats", "--redraw-repeats must be 0 (keep every draw) or more, got %d", s.RedrawRepeats)
 	case s.StalenessIterations < 0:
-		return fmt.Errorf("--staleness must be 0 (never) or more, got %d", s.StalenessIterations)
+		return invalid("staleness_iterations", "--staleness must be 0 (never) or more, got %d", s.StalenessIterations)
 	case s.BufferCapacity < 0:
-		return fmt.Errorf("--buffer must not be negative, got %d", s.BufferCapacity)
+		return invalid("buffer_capacity", "--buffer must not be negative, got %d", s.BufferCapacity)
 	case !slices.Contains(Backends, s.Backend):
-		return fmt.Errorf("--policy must be %s, got %q", join(Backends), s.Backend)
+		return invalid("backend", "--policy must be %s, got %q", join(Backends), s.Backend)
 	case s.ImproveEdit < 0:
-		return fmt.Errorf("--improve-edit must be 0 (improve prompts write the whole program) or the number of slots an edit redraws, got %d", s.ImproveEdit)
+		return invalid("improve_edit", "--improve-edit must be 0 (improve prompts write the whole program) or the number of slots an edit redraws, got %d", s.ImproveEdit)
 	case s.ImproveEdit > 0 && s.Backend == BackendLLM:
-		return fmt.Errorf("--improve-edit applies to the %s policy, whose programs are code actions; an llm's improve prompt already edits its previous program in text: drop it with --policy %s", BackendNetwork, BackendLLM)
+		return invalid("improve_edit", "--improve-edit applies to the %s policy, whose programs are code actions; an llm's improve prompt already edits its previous program in text: drop it with --policy %s", BackendNetwork, BackendLLM)
 	case s.RedrawRepeats > 0 && s.Backend == BackendLLM:
-		return fmt.Errorf("--redraw-repeats applies to the %s policy, whose programs come from code actions; drop it with --policy %s", BackendNetwork, BackendLLM)
+		return invalid("redraw_repeats", "--redraw-repeats applies to the %s policy, whose programs come from code actions; drop it with --policy %s", BackendNetwork, BackendLLM)
 	case !slices.Contains(Inits, s.Init):
-		return fmt.Errorf("--init must be %s, got %q", join(Inits), s.Init)
+		return invalid("init", "--init must be %s, got %q", join(Inits), s.Init)
 	case !slices.Contains(ImproveStrategies, s.ImproveFrom):
-		return fmt.Errorf("--improve-from must be %s, got %q", join(ImproveStrategies), s.ImproveFrom)
+		return invalid("improve_from", "--improve-from must be %s, got %q", join(ImproveStrategies), s.ImproveFrom)
 	case s.ImproveFraction < 0 || s.ImproveFraction > 1:
-		return fmt.Errorf("--improve-fraction must be in [0, 1], got %v", s.ImproveFraction)
+		return invalid("improve_fraction", "--improve-fraction must be in [0, 1], got %v", s.ImproveFraction)
 	case s.SandboxSeconds < 0:
-		return fmt.Errorf("--sandbox-seconds must be 0 (no such budget) or positive, got %v", s.SandboxSeconds)
+		return invalid("sandbox_seconds", "--sandbox-seconds must be 0 (no such budget) or positive, got %v", s.SandboxSeconds)
 	case s.TimeBudget < 0:
-		return fmt.Errorf("--time-budget must be 0 (no wall-clock budget) or a positive duration such as 40m, got %v seconds", s.TimeBudget)
+		return invalid("time_budget", "--time-budget must be 0 (no wall-clock budget) or a positive duration such as 40m, got %v seconds", s.TimeBudget)
 	case s.Instrumenter != "" && s.Instrumenter != InstrumenterNone:
-		return fmt.Errorf("a run's instrumenter must be empty (the worker's) or %s, got %q", InstrumenterNone, s.Instrumenter)
+		return invalid("instrumenter", "a run's instrumenter must be empty (the worker's) or %s, got %q", InstrumenterNone, s.Instrumenter)
 	case s.FinalCandidates < 0:
-		return fmt.Errorf("--final-candidates must be 0 (no final answer) or more, got %d", s.FinalCandidates)
+		return invalid("final_candidates", "--final-candidates must be 0 (no final answer) or more, got %d", s.FinalCandidates)
 	case s.FinalCandidates > 0 && s.FinalFolds < 2:
-		return fmt.Errorf("--final-folds must be at least 2 (k-fold cross-validation), got %d; or turn the final answer off with --final-candidates 0", s.FinalFolds)
+		return invalid("final_folds", "--final-folds must be at least 2 (k-fold cross-validation), got %d; or turn the final answer off with --final-candidates 0", s.FinalFolds)
 	case s.FinalTune < 0:
-		return fmt.Errorf("--final-tune must be 0 (no tuning) or more, got %d", s.FinalTune)
+		return invalid("final_tune", "--final-tune must be 0 (no tuning) or more, got %d", s.FinalTune)
 	case s.FinalTune > 0 && !(s.FinalTuneBudget > 0):
-		return fmt.Errorf("--final-tune-budget must be positive (a multiple of the candidates' cross-validation time), got %v; or turn tuning off with --final-tune 0", s.FinalTuneBudget)
+		return invalid("final_tune_budget", "--final-tune-budget must be positive (a multiple of the candidates' cross-validation time), got %v; or turn tuning off with --final-tune 0", s.FinalTuneBudget)
 	case s.FinalCandidates > 0 && s.EnsembleRounds < 1:
-		return fmt.Errorf("--ensemble-rounds must be at least 1, got %d", s.EnsembleRounds)
+		return invalid("ensemble_rounds", "--ensemble-rounds must be at least 1, got %d", s.EnsembleRounds)
 	case s.Policy.Temperature <= 0 || s.Policy.TopP <= 0 || s.Policy.TopP > 1 || s.Policy.Hidden < 1:
-		return fmt.Errorf("policy: temperature must be positive, top_p in (0, 1] and hidden at least 1, got %+v", s.Policy)
+		return invalid(policyKey(s.Policy), "policy: temperature must be positive, top_p in (0, 1] and hidden at least 1, got %+v", s.Policy)
 	}
 	if _, err := reward.Scheme(s.Reward); err != nil {
-		return fmt.Errorf("--%w", err)
+		return &InvalidError{Key: "reward", Msg: "--" + err.Error()}
 	}
 	if err := s.PPO.Validate(); err != nil {
 		var fe *ppo.FieldError
 		if errors.As(err, &fe) {
 			if name, ok := ppoFlags[fe.Field]; ok {
-				return fmt.Errorf("--%s (ppo.%s) %s", name, fe.Field, fe.Problem)
+				return invalid("ppo."+fe.Field, "--%s (ppo.%s) %s", name, fe.Field, fe.Problem)
 			}
-			return fmt.Errorf("ppo.%s %s", fe.Field, fe.Problem)
+			return invalid("ppo."+fe.Field, "ppo.%s %s", fe.Field, fe.Problem)
 		}
 		return fmt.Errorf("ppo: %w", err)
 	}

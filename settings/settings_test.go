@@ -136,7 +136,10 @@ func TestPaperPresetUnderFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := p.Settings
+	s, err := Resolve(p.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if s.PPO.LearningRate != 1e-5 || !s.PPO.DurationWeight || p.LLMMaxTokens != 1024 || s.Batch != 128 || s.Protocol != Paper ||
 		s.Iterations != Defaults().Iterations {
 		t.Fatalf("paper preset: %+v", p)
@@ -155,7 +158,7 @@ func TestPaperPresetUnderFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--batch", "16", "--no-duration-weight", "--learning-rate", "0.002"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ApplyFlags(fs); err != nil {
+	if s, err = Resolve(p.Run, FlagOverlay(fs, &given)); err != nil {
 		t.Fatal(err)
 	}
 	if s.Batch != 16 || s.PPO.DurationWeight || s.PPO.LearningRate != 0.002 || s.EvalSamples != 128 || s.Protocol != Paper {
@@ -166,14 +169,16 @@ func TestPaperPresetUnderFlags(t *testing.T) {
 func TestPresetFilesAreChecked(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct{ name, yaml, want string }{
-		{"typo", "ppo:\n  clip_ration: 0.2\n", "field clip_ration not found"},
-		{"a run key that is not a setting", "run:\n  slots: 4\n", "field slots not found"},
-		{"bad clip", "ppo:\n  clip_ratio: 2\n", "ppo.clip_ratio must be in (0, 1)"},
-		{"bad estimator", "ppo:\n  kl_estimator: k2\n", "ppo.kl_estimator must be k1 or k3"},
-		{"bad shaping", "ppo:\n  reward_shaping: ranked\n", "ppo.reward_shaping) must be none or rank"},
-		{"bad advantage", "ppo:\n  advantage: ppo\n", "ppo.advantage) must be gae or risk-seeking"},
-		{"bad risk share", "ppo:\n  advantage: risk-seeking\n  risk_epsilon: 0\n", "ppo.risk_epsilon) must be in (0, 1]"},
-		{"bad top-p", "policy:\n  top_p: 0\n", "top_p in (0, 1]"},
+		{"typo", "run:\n  ppo:\n    clip_ration: 0.2\n", "ppo.clip_ration (line 3): not a run setting; did you mean ppo.clip_ratio?"},
+		{"a run key that is not a run setting", "run:\n  slots: 4\n", "slots (line 2): not a run setting"},
+		{"a section that is not", "ppo_:\n  clip_ratio: 0.2\n", "field ppo_ not found"},
+		{"a section outside run:", "ppo:\n  clip_ratio: 0.2\n", "ppo: a section of settings goes under run:"},
+		{"bad clip", "run:\n  ppo:\n    clip_ratio: 2\n", "sets ppo.clip_ratio (line 3): ppo.clip_ratio must be in (0, 1)"},
+		{"bad estimator", "run:\n  ppo:\n    kl_estimator: k2\n", "ppo.kl_estimator must be k1 or k3"},
+		{"bad shaping", "run:\n  ppo:\n    reward_shaping: ranked\n", "ppo.reward_shaping) must be none or rank"},
+		{"bad advantage", "run:\n  ppo:\n    advantage: ppo\n", "ppo.advantage) must be gae or risk-seeking"},
+		{"bad risk share", "run:\n  ppo:\n    advantage: risk-seeking\n    risk_epsilon: 0\n", "ppo.risk_epsilon) must be in (0, 1]"},
+		{"bad top-p", "run:\n  policy:\n    top_p: 0\n", "top_p in (0, 1]"},
 		{"bad run setting", "run:\n  protocol: test\n", "--protocol must be leak-free or paper"},
 		{"negative token cap", "llm:\n  max_tokens: -1\n", "llm.max_tokens must not be negative"},
 	} {
@@ -203,10 +208,11 @@ func TestMeasuredSettings(t *testing.T) {
 		{"one key", "run:\n  final_tune_budget: 8\n", func(s *Settings) { s.FinalTuneBudget = 8 }, ""},
 		{"several", "run:\n  iterations: 20\n  eval_samples: 16\n  final_folds: 10\n",
 			func(s *Settings) { s.Iterations, s.EvalSamples, s.FinalFolds = 20, 16, 10 }, ""},
-		{"typo", "run:\n  final_tune_budjet: 8\n", nil, "run.final_tune_budjet (line 2): not a run setting"},
-		{"not a setting", "run:\n  slots: 4\n", nil, "run.slots (line 2): not a run setting"},
+		{"typo", "run:\n  final_tune_budjet: 8\n", nil, "run.final_tune_budjet (line 2): not a run setting; did you mean final_tune_budget?"},
+		{"not a run setting", "run:\n  slots: 4\n", nil, "run.slots (line 2): not a run setting"},
 		{"not a number", "run:\n  iterations: many\n", nil, "line 2: cannot unmarshal"},
-		{"a section of a preset", "run:\n  policy:\n    top_p: 0.9\n", nil, "run.policy (line 2): not a run setting"},
+		{"a section's key", "run:\n  policy:\n    top_p: 0.9\n", func(s *Settings) { s.Policy.TopP = 0.9 }, ""},
+		{"not a key of the section", "run:\n  policy:\n    topp: 0.9\n", nil, "run.policy.topp (line 3): not a run setting; did you mean policy.top_p?"},
 		{"bad value", "run:\n  final_tune_budget: -1\n", nil, "--final-tune-budget must be positive"},
 		{"seed", "run:\n  seed: 7\n", nil, "must not fix the seed"},
 		{"not a mapping", "run: [final_tune_budget]\n", nil, "run (line 1): must be a mapping"},

@@ -23,7 +23,7 @@ import (
 	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
 	"mlerl/expreport"
-	"mlerl/tasks"
+	"mlerl/settings"
 	"mlerl/worker"
 	"mlerl/worker/queues"
 	"mlerl/workflows"
@@ -68,8 +68,9 @@ func experimentCommand(ctx context.Context, args []string, out io.Writer) error 
 	return fmt.Errorf("unknown experiment subcommand %q: use run, status, resume or report\n%s", args[0], help)
 }
 
-// experimentRun plans every cell with `starter run`'s own flag parsing (so an arm may add any
-// run flag and a bad one is refused before anything starts), then serves the experiment.
+// experimentRun plans every cell as `starter run` plans a run, its settings resolved from the
+// task spec's run: section, the experiment spec's and its arm's (a bad one is refused before
+// anything starts), then serves the experiment.
 func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlagSet("experiment run")
 	var t taskFlags
@@ -123,20 +124,9 @@ func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 	}
 	in := workflows.ExperimentInput{Dir: dir, ChildPrefix: "train-" + filepath.Base(dir) + "-", MatchedIterationsCap: 20,
 		Ledger: experiment.Ledger{Spec: spec, Sandbox: sb.Kind}}
-	var common []string
-	for _, f := range []struct{ name, value string }{{"--data-dir", t.dataDir}, {"--python", t.python},
-		{"--slots", strconv.Itoa(*slots)}, {"--sandbox", sb.Kind}, {"--docker-image", sb.Image},
-		{"--docker-cpus", fmt.Sprint(sb.CPUs)}, {"--unsafe-no-sandbox=" + strconv.FormatBool(sb.Unsafe), ""}, {"--task-spec", t.specFile}} {
-		if f.value != "" || strings.Contains(f.name, "=") {
-			common = append(common, f.name)
-			if f.value != "" {
-				common = append(common, f.value)
-			}
-		}
-	}
 	// Cells share the worker's slots, so a wall-clock budget would measure their contention:
-	// they run without one (budgets are matched in sandbox-seconds), unless an arm sets it.
-	common = append(common, "--time-budget", "0")
+	// they run without one (budgets are matched in sandbox-seconds), unless the spec sets it.
+	shared := settings.MustOverlay("starter experiment run (cells share the slots: no wall-clock budget)", map[string]any{"time_budget": 0})
 	var ref *runPlan
 	runnable := 0
 	for _, c := range spec.Cells() {
@@ -146,15 +136,21 @@ func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("spec %s: task %s: %w", spec.Name, c.Task, err)
 		}
-		// Every cell's flags are checked, with data or without: a typo is refused up front.
-		noData := (tasks.Layout{DataDir: t.dataDir}).CheckPrepared(taskSpec)
-		args := append(append([]string{"--task", c.Task, "--out", runstore.ExperimentRunDir(dir, c.Run)}, common...), c.Flags...)
-		plan, err := planRun(ctx, args)
+		cellLayers, err := spec.Layers(c)
+		if err != nil {
+			return err
+		}
+		// Every cell's settings are checked, with data or without: a typo is refused up front.
+		f := runFlags{taskFlags: t, sandbox: sb, slots: *slots, out: runstore.ExperimentRunDir(dir, c.Run), namespace: "default",
+			workerRoles: strings.Join([]string{worker.RoleWorkflows, worker.RoleExec, worker.RoleGPU}, ","), instrumenter: instrumenterFlags{Kind: "ast"}}
+		f.task = c.Task
+		plan, err := f.plan(ctx, taskSpec, 0, append([]settings.Overlay{taskSpec.Run.Layer(taskSpec.ID), shared}, cellLayers...)...)
+		var noData *noDataError
 		switch {
-		case noData != nil && (err == nil || err.Error() == noData.Error()):
+		case errors.As(err, &noData):
 			rec.Status, rec.Reason = experiment.StatusNoData, noData.Error()
 		case err != nil:
-			return fmt.Errorf("spec %s, cell %s (arm %s): %w; fix the arm's or the spec's flags", spec.Name, c.Run, c.Arm, err)
+			return fmt.Errorf("spec %s, cell %s (arm %s): %w; fix the arm's or the spec's run: settings", spec.Name, c.Run, c.Arm, err)
 		default:
 			input = plan.info.Input
 			input.SearchAttributes = true // the embedded server registers them

@@ -36,7 +36,7 @@ func TestExperimentRunsKillAndResume(t *testing.T) {
 tasks: [leaf-classification, spooky-author-identification]
 arms: [rl, static]
 seeds: [5]
-flags: [--iterations, "2", --batch, "2", --oversample, "1", --eval-samples, "1", --final-candidates, "2", --final-folds, "2", --final-tune, "0", --reward-folds, "1"]
+run: {iterations: 2, batch: 2, oversample: 1, eval_samples: 1, final_candidates: 2, final_folds: 2, final_tune: 0, reward_folds: 1}
 max_concurrent: 1
 pass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}
 `)
@@ -162,11 +162,12 @@ func TestExperimentRefusesBadSpecs(t *testing.T) {
 	base := "name: bad\ntasks: [leaf-classification]\nseeds: [1]\npass_rule: {arm: rl, versus: [static], measure: best_test, min_seeds: 1}\n"
 	cases := []struct{ name, spec, want string }{
 		{"unknown arm", base + "arms: [rl, static, greedy]\n", `unknown arm "greedy"`},
-		{"arm sets the seed", base + "arms: [rl, {name: static, flags: [--seed, \"3\"]}]\n", "arms.static.flags: --seed is set by the experiment"},
+		{"arm sets the seed", base + "arms: [rl, {name: static, run: {seed: 3}}]\n", "arms.static.run: seed is set by the experiment"},
 		{"misspelt key", base + "arms: [rl, static]\nitertions: 3\n", "itertions"},
 		{"pass rule arm missing", strings.Replace(base, "arm: rl", "arm: ppo", 1) + "arms: [rl, static]\n", "pass_rule.arm"},
-		{"matched to a missing arm", base + "arms: [rl, static, {name: m, flags: [--learning-rate, \"0\"], match_sandbox_seconds: random}]\n", "match_sandbox_seconds"},
-		{"bad run flag", base + "arms: [rl, static]\nflags: [--iterations, \"0\"]\n", "--iterations must be at least 1"},
+		{"matched to a missing arm", base + "arms: [rl, static, {name: m, run: {ppo: {learning_rate: 0}}, match_sandbox_seconds: random}]\n", "match_sandbox_seconds"},
+		{"bad run setting", base + "arms: [rl, static]\nrun: {iterations: 0}\n", "(run:) sets iterations (line 6): --iterations must be at least 1"},
+		{"old flags", base + "arms: [rl, static]\nflags: [--iterations, \"2\"]\n", "write run: {iterations: 2}"},
 		{"unknown task", strings.Replace(base, "leaf-classification", "no-such-task", 1) + "arms: [rl, static]\n", "no-such-task"},
 	}
 	for _, c := range cases {

@@ -54,8 +54,8 @@ func TestDefaultsAndTheLLMPolicy(t *testing.T) {
 	if d := plan(); d != want || d.RedrawRepeats == 0 {
 		t.Fatalf("a run without flags: %+v, want the defaults (with redraws, three reward folds)", d)
 	}
-	// A user's spec may carry a run: section, laid over the defaults; flags win over it and a
-	// preset replaces it.
+	// A user's spec may carry a run: section, laid over the defaults and a preset; flags win
+	// over it.
 	leaf, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "tasks", "specs", "leaf-classification.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +70,8 @@ func TestDefaultsAndTheLLMPolicy(t *testing.T) {
 	if d := plan("--task-spec", spec, "--final-tune-budget", "3"); d.FinalTuneBudget != 3 {
 		t.Errorf("--final-tune-budget 3 gave %v", d.FinalTuneBudget)
 	}
-	if d := plan("--task-spec", spec, "--preset", "paper", "--final-tune", "1"); d.FinalTuneBudget != settings.Defaults().FinalTuneBudget {
-		t.Errorf("the paper preset kept the spec's tuning budget: %v", d.FinalTuneBudget)
+	if d := plan("--task-spec", spec, "--preset", "paper", "--final-tune", "1"); d.FinalTuneBudget != 8 || d.Batch != 128 || d.FinalTune != 1 {
+		t.Errorf("the spec's run: section over the paper preset, the flag over both: tuning budget %v (want the spec's 8), batch %d (the preset's 128), final tune %d (the flag's 1)", d.FinalTuneBudget, d.Batch, d.FinalTune)
 	}
 	one := planned("--reward-folds", "1").ExecTimeout
 	for _, c := range []struct {

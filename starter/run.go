@@ -109,7 +109,7 @@ type runPlan struct {
 	runDir  string
 	info    runInfo
 	sandbox string
-	// measured is the task spec's run: section laid over the defaults ("": none, or a preset)
+	// measured is the task spec's run: section ("": none)
 	measured string
 }
 
@@ -118,8 +118,8 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	var f runFlags
 	fs := newFlagSet("run")
 	f.register(fs)
-	// The flags fill their own copy: the task spec's run: section or a preset go under them
-	// (ApplyFlags reads what was given).
+	// The flags fill their own copy: only those given are a layer (settings.FlagOverlay),
+	// over the preset and the task spec's run: section.
 	given := settings.Defaults()
 	given.Register(fs)
 	fs.IntVar(&f.slots, "slots", 2, "sandbox slots of the embedded worker (programs run at once)")
@@ -131,7 +131,7 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	f.sandbox.register(fs)
 	f.instrumenter.register(fs)
 	f.policy.register(fs)
-	fs.StringVar(&f.preset, "preset", "", "settings from a preset, instead of the task spec's run: section: a built-in name ("+strings.Join(settings.PresetNames(), ", ")+") or a YAML file like settings/presets/paper.yaml; flags given here win")
+	fs.StringVar(&f.preset, "preset", "", "settings from a preset, under the task spec's run: section and the flags given here: a built-in name ("+strings.Join(settings.PresetNames(), ", ")+") or a YAML file like settings/presets/paper.yaml")
 	f.tls.register(fs)
 	fs.StringVar(&f.workerRoles, "worker-roles", "workflows,exec,gpu", "queues this process serves; leave out exec or gpu when 'starter worker' processes serve them")
 	fs.BoolVar(&f.detach, "detach", false, "leave the run going in the background; follow it with 'starter status RUN_DIR'")
@@ -142,27 +142,38 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The settings, in layers: the defaults, then the task spec's run settings (its
-	// run: section) or a preset, then the flags given.
+	// The settings, in layers (settings.Resolve): the defaults, a preset, the task spec's
+	// run: section, then the flags given.
+	var layers []settings.Overlay
 	llmMaxTokens := 0
-	measured := ""
 	if f.preset != "" {
 		pre, err := settings.LoadPreset(f.preset)
 		if err != nil {
 			return nil, err
 		}
-		f.Settings, llmMaxTokens = pre.Settings, pre.LLMMaxTokens
-	} else {
-		f.Settings, measured = spec.Run.Over(settings.Defaults()), spec.Run.String()
+		layers, llmMaxTokens = append(layers, pre.Run), pre.LLMMaxTokens
 	}
-	if err := f.Settings.ApplyFlags(fs); err != nil {
+	flags := settings.FlagOverlay(fs, &given)
+	if flagGiven(fs, "instrumenter") {
+		flags = flags.WithFlag("instrumenter", "instrumenter", f.instrumenter.perRun())
+	}
+	layers = append(layers, spec.Run.Layer(spec.ID), flags)
+	return f.plan(ctx, spec, llmMaxTokens, layers...)
+}
+
+// noDataError is a plan refused only because the task's prepared data is missing (an
+// experiment records such a cell as no-data); its message is the check's.
+type noDataError struct{ err error }
+
+func (e *noDataError) Error() string { return e.err.Error() }
+func (e *noDataError) Unwrap() error { return e.err }
+
+// plan resolves the run's settings from its layers over the defaults, checks them, the task's
+// data and where the run goes, and builds its run.json.
+func (f runFlags) plan(ctx context.Context, spec *tasks.Spec, llmMaxTokens int, layers ...settings.Overlay) (*runPlan, error) {
+	var err error
+	if f.Settings, err = settings.Resolve(layers...); err != nil {
 		return nil, err
-	}
-	f.Instrumenter = f.instrumenter.perRun()
-	// Redraws are a default of the network policy, whose programs are code actions; an llm
-	// run drops them unless they were asked for (then validation names the conflict).
-	if f.Backend == settings.BackendLLM && !flagGiven(fs, "redraw-repeats") {
-		f.RedrawRepeats = 0
 	}
 	if err := f.validate(); err != nil {
 		return nil, err
@@ -175,7 +186,7 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 		return nil, fmt.Errorf("--reward-folds %d: task %s carves %d validation folds (validation.folds in its spec): lower --reward-folds, or raise validation.folds in a --task-spec and prepare again", f.RewardFolds, spec.ID, spec.Validation.FoldCount())
 	}
 	if err := (tasks.Layout{DataDir: f.dataDir}).CheckPrepared(spec); err != nil {
-		return nil, err
+		return nil, &noDataError{err}
 	}
 	if _, err := f.instrumenter.open(f.python); err != nil {
 		return nil, err
@@ -223,7 +234,7 @@ func planRun(ctx context.Context, args []string) (*runPlan, error) {
 			ExecTimeout:      time.Duration(f.RewardFolds) * (time.Duration(spec.Limits.WallSeconds)*time.Second + 5*time.Minute),
 			SearchAttributes: f.temporalAddress == "" || f.searchAttributes, InstrumentTimeout: f.instrumenter.timeout(),
 			LLM: llmSampling(f.Backend, f.policy, f.Policy, llmMaxTokens)}}
-	return &runPlan{f: f, runDir: runDir, info: info, sandbox: sb.Name(), measured: measured}, nil
+	return &runPlan{f: f, runDir: runDir, info: info, sandbox: sb.Name(), measured: spec.Run.String()}, nil
 }
 
 func runCommand(ctx context.Context, args []string, out io.Writer) error {
@@ -251,7 +262,7 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 			time.Duration(b*float64(time.Second)).Round(time.Second), 100*settings.TrainShare, f.Iterations)
 	}
 	if plan.measured != "" {
-		fmt.Fprintf(out, "task %s's spec sets run settings over the defaults (its run: section; flags given win): %s\n", info.Task, plan.measured)
+		fmt.Fprintf(out, "task %s's spec sets run settings over the defaults and any preset (its run: section; flags given win): %s\n", info.Task, plan.measured)
 	}
 	if f.detach {
 		return detach(runDir, out)
