@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"hash/fnv"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"mlerl/activities"
+	"mlerl/answerplan"
 	"mlerl/worker/queues"
 )
 
@@ -85,8 +85,8 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	// The leader board holds training and evaluation programs, best (lowest) first.
 	board := f.candidates[0]
 	// Only as many programs are asked for (guarded and stored) as the answer may cross-validate.
-	if want := distinctTries * in.FinalCandidates; len(board) <= want || f.askedMax[0] != want {
-		t.Fatalf("asked for %d of a board of %d, want %d (distinctTries x candidates) of a longer board", f.askedMax[0], len(board), want)
+	if want := answerplan.DistinctTries * in.FinalCandidates; len(board) <= want || f.askedMax[0] != want {
+		t.Fatalf("asked for %d of a board of %d, want %d (answerplan.DistinctTries x candidates) of a longer board", f.askedMax[0], len(board), want)
 	}
 	var training, eval bool
 	for i, id := range board {
@@ -144,7 +144,7 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 }
 
 // The execution hosts' steps that take no sandbox slot go to their own queue, so they never wait
-// behind programs running in the sandbox (instrumenting once waited 27 minutes there).
+// behind programs running in the sandbox, which may hold every slot for minutes.
 func TestHostStepsHaveAQueueOfTheirOwn(t *testing.T) {
 	f := &fakeRun{}
 	runWithAnswer(t, f)
@@ -397,8 +397,7 @@ func TestFinalAnswerTuningKeepsToItsBudget(t *testing.T) {
 
 // A pass runs its variants in waves, cheapest options first, and stops when the next wave's
 // cost, extrapolated from the costs seen, would not fit: strength variants grow with the
-// strength, and counting them at the cost of the program they vary once overspent the budget
-// twofold (nomad, experiment defaults3).
+// strength, so counting them at the cost of the program they vary would overspend the budget.
 func TestFinalAnswerTuningStopsAPassWhoseCostsGrow(t *testing.T) {
 	strengths := []string{"s0", "s1", "s2", "s3", "s4", "s5"}
 	f, res, board := runTuningWith(t, []tunableSlot{{"transform", []string{"power", "standard"}}, {"strength", strengths}},
@@ -462,33 +461,6 @@ func TestFinalAnswerTuningStopsAPassWhoseCostsGrow(t *testing.T) {
 	}
 	if !slices.Equal(order, strengths[:4]) {
 		t.Fatalf("strength variants cross-validated in the order %v, want %v", order, strengths[:4])
-	}
-}
-
-// nextCosts extrapolates a pass's costs: the program's cost until a variant is seen, then the
-// last step's growth from the larger of the program's and the last variant's costs.
-func TestNextCosts(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		parent float64
-		seen   []float64
-		n      int
-		want   float64
-	}{
-		{"nothing seen: the program's cost each", 3, nil, 4, 12},
-		{"one seen, cheaper: never below the program", 3, []float64{1}, 2, 6},
-		{"one seen, dearer: its cost each", 3, []float64{5}, 2, 10},
-		{"doubling: 8 then 16", 1, []float64{2, 4}, 2, 24},
-		{"shrinking costs: the last one's each, no extrapolation down", 1, []float64{4, 2}, 2, 4},
-		{"growth from below the program starts at the program's cost", 10, []float64{1, 3}, 1, 30},
-		{"a zero cost seen (a failed run) does not divide", 1, []float64{0, 2}, 1, 2},
-		{"no variants", 5, []float64{1, 2}, 0, 0},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := nextCosts(c.parent, c.seen, c.n); math.Abs(got-c.want) > 1e-9 {
-				t.Fatalf("nextCosts(%v, %v, %d) = %v, want %v", c.parent, c.seen, c.n, got, c.want)
-			}
-		})
 	}
 }
 

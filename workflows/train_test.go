@@ -91,6 +91,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env := suite.NewTestWorkflowEnvironment()
 	var a *activities.Activities
 	env.RegisterWorkflow(Train)
+	env.RegisterWorkflow(FinalAnswer)
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
