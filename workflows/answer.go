@@ -294,9 +294,29 @@ func (a *answerRun) tune(ctx workflow.Context, scored []activities.CrossValidate
 			}
 			ans.Tuning = append(ans.Tuning, pass.Step())
 			cur = pass.Kept()
+			if ok, why := pass.Improved(); !ok {
+				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), slot %s: %s", tuned, in.Tune, cand.SampleID, vs.Slot, why)
+				a.logger.Info("tuning stopped for a candidate: its last pass did not beat the fold noise", "sample", cand.SampleID, "slot", vs.Slot, "why", why)
+				a.skipSlots(ctx, cur, slot+1, kind.Slots, why)
+				break
+			}
 		}
 	}
 	return scored
+}
+
+// skipSlots records the slots from..to-1 of cur as passes not run, and why: the answer's
+// record lists every tunable slot of a tuned candidate, as when its budget skips them.
+func (a *answerRun) skipSlots(ctx workflow.Context, cur activities.CrossValidateResult, from, to int, why string) {
+	for slot := from; slot < to; slot++ {
+		var vs activities.TuneResult
+		if err := workflow.ExecuteActivity(summarised(ctx, a.opts.local, "variants of %s along tunable slot %d", cur.SampleID, slot), a.acts.TuneVariants,
+			activities.TuneInput{Run: a.in.Run, Task: a.in.Task, Of: cur.SampleID, Slot: slot}).Get(ctx, &vs); err != nil {
+			a.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", err)
+			return
+		}
+		a.ans.Tuning = append(a.ans.Tuning, activities.TuneStep{From: cur.SampleID, Slot: vs.Slot, Kept: cur.SampleID, Score: cur.Score, Skipped: why})
+	}
 }
 
 // chooseEnsemble weighs the scored candidates (best first) by greedy ensemble selection and

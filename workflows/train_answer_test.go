@@ -537,3 +537,51 @@ func runTuningWith(t *testing.T, slots []tunableSlot, cvSeconds func(id string) 
 	env.GetWorkflowResult(&res)
 	return f, res, f.candidates[0][:3]
 }
+
+// A candidate's tuning goes on slot by slot while a pass beats the program it varied by more
+// than their fold-to-fold noise; a pass whose gain is within it ends the candidate's tuning,
+// and the slots left are recorded as not run, saying why. The next candidate is tuned afresh.
+func TestFinalAnswerTuningStopsWhenItsGainIsWithinFoldNoise(t *testing.T) {
+	// Lower is better. The first kind's power transform gains 1 on every fold (no noise), so its
+	// strength pass runs. The second kind's gains 0.1 on average, its folds disagreeing by about
+	// 1: its strength pass is not run.
+	_, res, board := runTuningWith(t, []tunableSlot{{"transform", []string{"power", "standard"}}, {"strength", []string{"s4"}}},
+		func(string) float64 { return 1 },
+		func(f *fakeRun, in *TrainInput) {
+			in.FinalTuneBudget = 100 // the caps leave room: only the noise rule stops a pass
+			f.foldScores = func(id string) []float64 {
+				switch forest := f.candidates[0][2]; {
+				case strings.HasSuffix(id, "-strength-s4"):
+					return []float64{-3, -3, -3, -3}
+				case id == "tune-"+forest+"-transform-power":
+					return []float64{-1.1, 0.9, -1.1, 0.9}
+				case strings.HasSuffix(id, "-transform-power"):
+					return []float64{-1, -1, -1, -1}
+				case strings.HasPrefix(id, "tune-"):
+					return []float64{5, 5, 5, 5}
+				}
+				return []float64{0, 0, 0, 0}
+			}
+		})
+	power := func(of string) string { return "tune-" + of + "-transform-power" }
+	type pass struct{ from, slot, kept, skipped string }
+	var got []pass
+	for _, s := range res.Answer.Tuning {
+		got = append(got, pass{s.From, s.Slot, s.Kept, s.Skipped})
+	}
+	stop := "stopped: gain 0.1 within fold noise 0.5774 (" + power(board[2]) + " over " + board[2] + ")"
+	want := []pass{
+		{board[0], "transform", power(board[0]), ""},
+		{power(board[0]), "strength", "tune-" + power(board[0]) + "-strength-s4", ""},
+		{board[2], "transform", power(board[2]), ""},
+		{power(board[2]), "strength", power(board[2]), stop},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("tuning passes\n%+v\nwant\n%+v", got, want)
+	}
+	for _, c := range res.Answer.Candidates {
+		if c.TunedFrom == power(board[2]) {
+			t.Fatalf("variant %s ran after the noise rule stopped its candidate's tuning", c.SampleID)
+		}
+	}
+}
