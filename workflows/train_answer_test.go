@@ -585,3 +585,31 @@ func TestFinalAnswerTuningStopsWhenItsGainIsWithinFoldNoise(t *testing.T) {
 		}
 	}
 }
+
+// The answer runs as a child workflow: the run's progress names it, and its own progress
+// query says where it stands (what `starter status` shows during the answer's phase).
+func TestFinalAnswerReportsItsProgressFromItsOwnWorkflow(t *testing.T) {
+	f := &fakeRun{}
+	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
+	in := input()
+	in.FinalCandidates, in.FinalFolds = 3, 4
+	res := trainResult(t, env, in)
+	if res.Answer == nil || res.Answer.Test == nil {
+		t.Fatalf("no answer: %+v", res.Answer)
+	}
+	var p Progress
+	if v, err := env.QueryWorkflow(ProgressQuery); err != nil || v.Get(&p) != nil {
+		t.Fatalf("progress query: %v", err)
+	}
+	want := answerWorkflowID("default-test-workflow-id") // the test environment's workflow id
+	if p.AnswerWorkflow != want {
+		t.Fatalf("progress names the answer's workflow %q, want %q", p.AnswerWorkflow, want)
+	}
+	var a AnswerProgress
+	if v, err := env.QueryWorkflowByID(p.AnswerWorkflow, AnswerProgressQuery); err != nil || v.Get(&a) != nil {
+		t.Fatalf("the answer's progress query: %v", err)
+	}
+	if !strings.Contains(a.Detail, "choosing the ensemble from 3 candidates") {
+		t.Fatalf("the answer's progress %q: want its last step, the ensemble", a.Detail)
+	}
+}
