@@ -588,6 +588,8 @@ func timeUsed(elapsedS, budgetS float64) string {
 	return fmt.Sprintf("time %s of %s (%.0f%%)", d(elapsedS), d(budgetS), 100*elapsedS/budgetS)
 }
 
+// queryProgress asks the run where it stands; during the final answer, which runs as a child
+// workflow of its own, the answer's progress query gives the phase's detail.
 func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows.Progress, error) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -596,7 +598,17 @@ func queryProgress(ctx context.Context, c client.Client, wfID string) (workflows
 	if err != nil {
 		return p, err
 	}
-	return p, v.Get(&p)
+	if err := v.Get(&p); err != nil {
+		return p, err
+	}
+	if p.Phase == workflows.PhaseFinalAnswer && p.AnswerWorkflow != "" {
+		var a workflows.AnswerProgress
+		// The answer may not have started yet or have just ended: its detail is then left out.
+		if v, err := c.QueryWorkflow(qctx, p.AnswerWorkflow, "", workflows.AnswerProgressQuery); err == nil && v.Get(&a) == nil {
+			p.Detail = a.Detail
+		}
+	}
+	return p, nil
 }
 
 // checkReachable dials a Temporal cluster once, to refuse a wrong --temporal-address before

@@ -62,6 +62,7 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflow(Train)
 			r.RegisterWorkflow(Experiment)
+			r.RegisterWorkflow(FinalAnswer)
 			if err := r.ReplayWorkflowHistory(nil, hist); err != nil {
 				t.Fatalf("%s no longer replays: %v", f, err)
 			}

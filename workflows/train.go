@@ -100,18 +100,20 @@ func summarised(ctx workflow.Context, opts workflow.ActivityOptions, format stri
 }
 
 // All are the workflows a worker of the workflows queue registers.
-var All = []any{Train, Experiment}
+var All = []any{Train, Experiment, FinalAnswer}
 
 // recentKept bounds the iteration metrics carried in state and queries.
 const recentKept = 20
 
-// trainOptions are the activity options of a run, one set per kind of work.
-type trainOptions struct {
+// activityOptions are the activity options of a run (and its answer), one set per kind of work.
+type activityOptions struct {
 	// host: the execution hosts' steps that take no sandbox slot (ensemble selection, blending).
 	gpu, instrument, execute, host, local workflow.ActivityOptions
 }
 
-func newTrainOptions(in TrainInput) trainOptions {
+// newActivityOptions sets them for programs that may run execTimeout and an instrumenter that
+// may take instrumentTimeout (0: 30 s).
+func newActivityOptions(execTimeout, instrumentTimeout time.Duration) activityOptions {
 	infraRetry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 		MaximumInterval: time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrBadInput}}
 	// Sampling, updates, the buffer, state and the report heartbeat while they work: a dead
@@ -119,11 +121,11 @@ func newTrainOptions(in TrainInput) trainOptions {
 	keepAlive := 30 * time.Second
 	// AST instrumenting takes well under a second: a short timeout retries a lost worker's
 	// quickly. An LLM instrumenter gets what the starter sets.
-	instrumentTimeout := cmp.Or(in.InstrumentTimeout, 30*time.Second)
+	instrumentTimeout = cmp.Or(instrumentTimeout, 30*time.Second)
 	// A program's own failure or timeout is a result; only a lost worker or a broken sandbox
 	// retries, which the heartbeat timeout detects within seconds. Cancellation waits for the
 	// activity so a stale program's partial result is stored before the update reads it.
-	execute := workflow.ActivityOptions{TaskQueue: queues.Exec, StartToCloseTimeout: in.ExecTimeout,
+	execute := workflow.ActivityOptions{TaskQueue: queues.Exec, StartToCloseTimeout: execTimeout,
 		HeartbeatTimeout: 30 * time.Second, WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrBadInput}}}
@@ -132,7 +134,7 @@ func newTrainOptions(in TrainInput) trainOptions {
 	// activity's task queue, so recorded histories replay alike.
 	host := execute
 	host.TaskQueue = queues.ExecHost
-	return trainOptions{
+	return activityOptions{
 		gpu: workflow.ActivityOptions{TaskQueue: queues.GPU, StartToCloseTimeout: 30 * time.Minute,
 			HeartbeatTimeout: keepAlive, RetryPolicy: infraRetry},
 		instrument: workflow.ActivityOptions{TaskQueue: queues.ExecHost, StartToCloseTimeout: instrumentTimeout, RetryPolicy: infraRetry},
@@ -147,7 +149,7 @@ func newTrainOptions(in TrainInput) trainOptions {
 // that act on them.
 type trainRun struct {
 	in     TrainInput
-	opts   trainOptions
+	opts   activityOptions
 	acts   *activities.Activities // nil: only its methods' names are used
 	logger log.Logger
 	st     activities.RunState
@@ -172,7 +174,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	if err := in.Validate(); err != nil {
 		return TrainResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrBadInput, nil)
 	}
-	r := &trainRun{in: in, opts: newTrainOptions(in), logger: workflow.GetLogger(ctx)}
+	r := &trainRun{in: in, opts: newActivityOptions(in.ExecTimeout, in.InstrumentTimeout), logger: workflow.GetLogger(ctx)}
 	// A sandbox-seconds budget matches an arm to another's execution time, so it must land on
 	// it: version 1 stops collecting mid-iteration (an iteration boundary overshoots by a whole
 	// iteration), version 2 stops the drain before a continue-as-new too, version 3 leaves out

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"hash/fnv"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"mlerl/activities"
+	"mlerl/answerplan"
 	"mlerl/worker/queues"
 )
 
@@ -85,8 +85,8 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	// The leader board holds training and evaluation programs, best (lowest) first.
 	board := f.candidates[0]
 	// Only as many programs are asked for (guarded and stored) as the answer may cross-validate.
-	if want := distinctTries * in.FinalCandidates; len(board) <= want || f.askedMax[0] != want {
-		t.Fatalf("asked for %d of a board of %d, want %d (distinctTries x candidates) of a longer board", f.askedMax[0], len(board), want)
+	if want := answerplan.DistinctTries * in.FinalCandidates; len(board) <= want || f.askedMax[0] != want {
+		t.Fatalf("asked for %d of a board of %d, want %d (answerplan.DistinctTries x candidates) of a longer board", f.askedMax[0], len(board), want)
 	}
 	var training, eval bool
 	for i, id := range board {
@@ -144,7 +144,7 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 }
 
 // The execution hosts' steps that take no sandbox slot go to their own queue, so they never wait
-// behind programs running in the sandbox (instrumenting once waited 27 minutes there).
+// behind programs running in the sandbox, which may hold every slot for minutes.
 func TestHostStepsHaveAQueueOfTheirOwn(t *testing.T) {
 	f := &fakeRun{}
 	runWithAnswer(t, f)
@@ -397,8 +397,7 @@ func TestFinalAnswerTuningKeepsToItsBudget(t *testing.T) {
 
 // A pass runs its variants in waves, cheapest options first, and stops when the next wave's
 // cost, extrapolated from the costs seen, would not fit: strength variants grow with the
-// strength, and counting them at the cost of the program they vary once overspent the budget
-// twofold (nomad, experiment defaults3).
+// strength, so counting them at the cost of the program they vary would overspend the budget.
 func TestFinalAnswerTuningStopsAPassWhoseCostsGrow(t *testing.T) {
 	strengths := []string{"s0", "s1", "s2", "s3", "s4", "s5"}
 	f, res, board := runTuningWith(t, []tunableSlot{{"transform", []string{"power", "standard"}}, {"strength", strengths}},
@@ -462,33 +461,6 @@ func TestFinalAnswerTuningStopsAPassWhoseCostsGrow(t *testing.T) {
 	}
 	if !slices.Equal(order, strengths[:4]) {
 		t.Fatalf("strength variants cross-validated in the order %v, want %v", order, strengths[:4])
-	}
-}
-
-// nextCosts extrapolates a pass's costs: the program's cost until a variant is seen, then the
-// last step's growth from the larger of the program's and the last variant's costs.
-func TestNextCosts(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		parent float64
-		seen   []float64
-		n      int
-		want   float64
-	}{
-		{"nothing seen: the program's cost each", 3, nil, 4, 12},
-		{"one seen, cheaper: never below the program", 3, []float64{1}, 2, 6},
-		{"one seen, dearer: its cost each", 3, []float64{5}, 2, 10},
-		{"doubling: 8 then 16", 1, []float64{2, 4}, 2, 24},
-		{"shrinking costs: the last one's each, no extrapolation down", 1, []float64{4, 2}, 2, 4},
-		{"growth from below the program starts at the program's cost", 10, []float64{1, 3}, 1, 30},
-		{"a zero cost seen (a failed run) does not divide", 1, []float64{0, 2}, 1, 2},
-		{"no variants", 5, []float64{1, 2}, 0, 0},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := nextCosts(c.parent, c.seen, c.n); math.Abs(got-c.want) > 1e-9 {
-				t.Fatalf("nextCosts(%v, %v, %d) = %v, want %v", c.parent, c.seen, c.n, got, c.want)
-			}
-		})
 	}
 }
 
@@ -564,4 +536,80 @@ func runTuningWith(t *testing.T, slots []tunableSlot, cvSeconds func(id string) 
 	var res TrainResult
 	env.GetWorkflowResult(&res)
 	return f, res, f.candidates[0][:3]
+}
+
+// A candidate's tuning goes on slot by slot while a pass beats the program it varied by more
+// than their fold-to-fold noise; a pass whose gain is within it ends the candidate's tuning,
+// and the slots left are recorded as not run, saying why. The next candidate is tuned afresh.
+func TestFinalAnswerTuningStopsWhenItsGainIsWithinFoldNoise(t *testing.T) {
+	// Lower is better. The first kind's power transform gains 1 on every fold (no noise), so its
+	// strength pass runs. The second kind's gains 0.1 on average, its folds disagreeing by about
+	// 1: its strength pass is not run.
+	_, res, board := runTuningWith(t, []tunableSlot{{"transform", []string{"power", "standard"}}, {"strength", []string{"s4"}}},
+		func(string) float64 { return 1 },
+		func(f *fakeRun, in *TrainInput) {
+			in.FinalTuneBudget = 100 // the caps leave room: only the noise rule stops a pass
+			f.foldScores = func(id string) []float64 {
+				switch forest := f.candidates[0][2]; {
+				case strings.HasSuffix(id, "-strength-s4"):
+					return []float64{-3, -3, -3, -3}
+				case id == "tune-"+forest+"-transform-power":
+					return []float64{-1.1, 0.9, -1.1, 0.9}
+				case strings.HasSuffix(id, "-transform-power"):
+					return []float64{-1, -1, -1, -1}
+				case strings.HasPrefix(id, "tune-"):
+					return []float64{5, 5, 5, 5}
+				}
+				return []float64{0, 0, 0, 0}
+			}
+		})
+	power := func(of string) string { return "tune-" + of + "-transform-power" }
+	type pass struct{ from, slot, kept, skipped string }
+	var got []pass
+	for _, s := range res.Answer.Tuning {
+		got = append(got, pass{s.From, s.Slot, s.Kept, s.Skipped})
+	}
+	stop := "stopped: gain 0.1 within fold noise 0.5774 (" + power(board[2]) + " over " + board[2] + ")"
+	want := []pass{
+		{board[0], "transform", power(board[0]), ""},
+		{power(board[0]), "strength", "tune-" + power(board[0]) + "-strength-s4", ""},
+		{board[2], "transform", power(board[2]), ""},
+		{power(board[2]), "strength", power(board[2]), stop},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("tuning passes\n%+v\nwant\n%+v", got, want)
+	}
+	for _, c := range res.Answer.Candidates {
+		if c.TunedFrom == power(board[2]) {
+			t.Fatalf("variant %s ran after the noise rule stopped its candidate's tuning", c.SampleID)
+		}
+	}
+}
+
+// The answer runs as a child workflow: the run's progress names it, and its own progress
+// query says where it stands (what `starter status` shows during the answer's phase).
+func TestFinalAnswerReportsItsProgressFromItsOwnWorkflow(t *testing.T) {
+	f := &fakeRun{}
+	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
+	in := input()
+	in.FinalCandidates, in.FinalFolds = 3, 4
+	res := trainResult(t, env, in)
+	if res.Answer == nil || res.Answer.Test == nil {
+		t.Fatalf("no answer: %+v", res.Answer)
+	}
+	var p Progress
+	if v, err := env.QueryWorkflow(ProgressQuery); err != nil || v.Get(&p) != nil {
+		t.Fatalf("progress query: %v", err)
+	}
+	want := answerWorkflowID("default-test-workflow-id") // the test environment's workflow id
+	if p.AnswerWorkflow != want {
+		t.Fatalf("progress names the answer's workflow %q, want %q", p.AnswerWorkflow, want)
+	}
+	var a AnswerProgress
+	if v, err := env.QueryWorkflowByID(p.AnswerWorkflow, AnswerProgressQuery); err != nil || v.Get(&a) != nil {
+		t.Fatalf("the answer's progress query: %v", err)
+	}
+	if !strings.Contains(a.Detail, "choosing the ensemble from 3 candidates") {
+		t.Fatalf("the answer's progress %q: want its last step, the ensemble", a.Detail)
+	}
 }

@@ -29,6 +29,9 @@ type Progress struct {
 	// Detail is where the current phase stands when it is long (the final answer's
 	// cross-validation, tuning and ensemble), "" otherwise.
 	Detail string `json:"detail,omitempty"`
+	// AnswerWorkflow is the final answer's workflow once it has started: during the answer's
+	// phase, its AnswerProgressQuery says where it stands (Detail here does not).
+	AnswerWorkflow string `json:"answer_workflow,omitempty"`
 }
 
 // Phase is what a run is doing, as its progress query reports it.

@@ -7,20 +7,14 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"mlerl/activities"
+	"mlerl/answerplan"
 	"mlerl/settings"
 )
 
-// better is the one rule for "s beats than" on the task's metric; nothing beats a score and
-// anything beats none.
+// better is the one rule for "s beats than" on the task's metric (answerplan.Better, which the
+// final answer's decisions use too).
 func better(lowerIsBetter bool, s float64, than *float64) bool {
-	switch {
-	case than == nil:
-		return true
-	case lowerIsBetter:
-		return s < *than
-	default:
-		return s > *than
-	}
+	return answerplan.Better(lowerIsBetter, s, than)
 }
 
 // evalID names an evaluation program, after the attempt like sampleID.

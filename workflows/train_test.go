@@ -76,6 +76,8 @@ type fakeRun struct {
 	// inputs.
 	tune  func(in activities.TuneInput) activities.TuneResult
 	tunes []activities.TuneInput
+	// foldScores is each cross-validation's fold scores, when set (else none).
+	foldScores func(id string) []float64
 	// cvSeconds is each cross-validation's sandbox time, when set (else 2 s).
 	cvSeconds func(id string) float64
 	// updateWall is how long each policy update takes on the workflow's clock (the mocked
@@ -91,6 +93,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 	env := suite.NewTestWorkflowEnvironment()
 	var a *activities.Activities
 	env.RegisterWorkflow(Train)
+	env.RegisterWorkflow(FinalAnswer)
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -212,7 +215,11 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			if f.cvSeconds != nil {
 				d = f.cvSeconds(in.SampleID)
 			}
-			return activities.CrossValidateResult{SampleID: in.SampleID, Score: score(in.SampleID), DurationS: d, PredictionsSHA256: digest}, nil
+			res := activities.CrossValidateResult{SampleID: in.SampleID, Score: score(in.SampleID), DurationS: d, PredictionsSHA256: digest}
+			if f.foldScores != nil {
+				res.FoldScores = f.foldScores(in.SampleID)
+			}
+			return res, nil
 		})
 	env.OnActivity(a.TuneVariants, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.TuneInput) (activities.TuneResult, error) {

@@ -1,0 +1,452 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"mlerl/activities"
+	"mlerl/answerplan"
+	"mlerl/settings"
+)
+
+// FinalAnswerInput is what the final answer needs of its run: the run's best programs, the
+// answer's settings and the run's time budget.
+type FinalAnswerInput struct {
+	Run           string            `json:"run"`
+	Task          string            `json:"task"`
+	Protocol      settings.Protocol `json:"protocol"`
+	LowerIsBetter bool              `json:"lower_is_better"`
+	// Leaders are the run's best programs, training and evaluation alike, best first.
+	Leaders        []string      `json:"leaders"`
+	Candidates     int           `json:"candidates"` // settings.FinalCandidates
+	Folds          int           `json:"folds"`
+	Tune           int           `json:"tune"`
+	TuneBudget     float64       `json:"tune_budget"`
+	EnsembleRounds int           `json:"ensemble_rounds"`
+	ExecTimeout    time.Duration `json:"exec_timeout"`
+	// Deadline is when the run's time budget ends (zero: no budget); ProgramSeconds the
+	// longest mean program time of its recent iterations, to cost a candidate's folds.
+	Deadline       time.Time `json:"deadline,omitzero"`
+	ProgramSeconds float64   `json:"program_seconds,omitempty"`
+	// Graded are the run's programs already refit and graded on the test answers (best-of-K's
+	// choice, the best training program): a member among them is not refit again.
+	Graded []activities.FinalGradeResult `json:"graded,omitempty"`
+}
+
+// FinalAnswerResult is the run's answer.
+type FinalAnswerResult struct {
+	Answer activities.FinalAnswer `json:"answer"`
+}
+
+// AnswerProgress is the answer's "answer-progress" query: where it stands.
+type AnswerProgress struct {
+	Detail string `json:"detail,omitempty"`
+}
+
+// AnswerProgressQuery is FinalAnswer's progress query; the run's own Progress names the
+// answer's workflow (Progress.AnswerWorkflow) while it runs.
+const AnswerProgressQuery = "answer-progress"
+
+// answerWorkflowID names a run's answer after the run: one answer per run, found from it.
+func answerWorkflowID(trainID string) string { return trainID + "-final-answer" }
+
+// answerRun is one final answer: its input, the activities it runs and what it has built.
+type answerRun struct {
+	in       FinalAnswerInput
+	opts     activityOptions
+	acts     *activities.Activities // nil: only its methods' names are used
+	logger   log.Logger
+	progress AnswerProgress
+	ans      *activities.FinalAnswer
+	graded   map[string]*activities.FinalGradeResult // sample -> its test grade, so no member is refit twice
+	distinct answerplan.Distinct
+}
+
+// FinalAnswer is the run's answer without the test answers: its best distinct programs
+// cross-validated on the full public train, tuned, weighed by greedy ensemble selection on
+// their out-of-fold predictions, refit and blended, then graded. It is a workflow of its own,
+// a child of Train, so its many steps keep the run's history short and a worker restart
+// resumes it where it stands; its decisions are package answerplan's. A task that cannot be
+// cross-validated leaves a note, not a failed run.
+func FinalAnswer(ctx workflow.Context, in FinalAnswerInput) (FinalAnswerResult, error) {
+	a := &answerRun{in: in, opts: newActivityOptions(in.ExecTimeout, 0), logger: workflow.GetLogger(ctx),
+		ans: &activities.FinalAnswer{Folds: in.Folds}, graded: map[string]*activities.FinalGradeResult{}}
+	for _, g := range in.Graded {
+		a.graded[g.SampleID] = &g
+	}
+	if err := workflow.SetQueryHandler(ctx, AnswerProgressQuery, func() (AnswerProgress, error) { return a.progress, nil }); err != nil {
+		return FinalAnswerResult{}, err
+	}
+	err := a.run(ctx)
+	return FinalAnswerResult{Answer: *a.ans}, err
+}
+
+// run is the design: cross-validate candidates -> tune -> select the ensemble and refit its
+// members -> measure the answer without the tuning -> blend and grade.
+func (a *answerRun) run(ctx workflow.Context) error {
+	ans := a.ans
+	scored, err := a.crossValidateCandidates(ctx)
+	if err != nil || ans.Note != "" {
+		return err
+	}
+	if len(scored) == 0 {
+		ans.Note = "no candidate made valid out-of-fold predictions"
+		return nil
+	}
+	answerplan.SortBest(scored, a.in.LowerIsBetter)
+	if a.in.Tune > 0 {
+		scored = a.tune(ctx, scored)
+		answerplan.SortBest(scored, a.in.LowerIsBetter)
+	}
+	ok, err := a.chooseEnsemble(ctx, scored)
+	if err != nil || !ok {
+		return err
+	}
+	// A run that tuned also chooses an answer without the tuned variants: the tuning's own
+	// effect, measured in one run (two runs' training diverges through the duration-aware
+	// update, so comparing runs with and without tuning mixes the two).
+	if a.in.Tune > 0 {
+		if err := a.untunedAnswer(ctx, scored); err != nil {
+			return err
+		}
+	}
+	var test activities.FinalGradeResult
+	if err := workflow.ExecuteActivity(summarised(ctx, a.opts.host, "blend %d members and grade the answer on the private test answers", len(ans.Members)), a.acts.BlendAnswer,
+		activities.BlendInput{Run: a.in.Run, Task: a.in.Task, Protocol: a.in.Protocol, Answer: *ans}).Get(ctx, &test); err != nil {
+		return err
+	}
+	ans.Test = &test
+	return nil
+}
+
+// timeLeft is the run's wall-clock budget left, +Inf without one.
+func (a *answerRun) timeLeft(ctx workflow.Context) float64 {
+	if a.in.Deadline.IsZero() {
+		return math.Inf(1)
+	}
+	return a.in.Deadline.Sub(workflow.Now(ctx)).Seconds()
+}
+
+// crossValidateCandidates picks the distinct candidates from the leaders and cross-validates
+// them in order, a batch at a time, until Candidates programs (or as many as the time left
+// holds) are kept or the leaders run out, adding every result to the answer's candidates and
+// its sandbox time to the answer's. It returns the kept programs that have a score; a task
+// that cannot be cross-validated sets the answer's Note instead.
+//
+// Programs that differ only where the model does not (a hold-out check before a refit on
+// everything) make the same predictions: a candidate whose out-of-fold predictions equal a
+// better one's is left out and the next distinct program cross-validated in its place, up to
+// DistinctTries times the candidates in all; CandidatePrograms is asked for no more, so it
+// guards and stores no program that is never cross-validated. Candidates are cross-validated
+// guarded (codeactions.Library.Guarded): on RMSLE tasks a program that never predicts below 0
+// makes the same predictions clipped at 0, and one that does is valid instead of lost.
+func (a *answerRun) crossValidateCandidates(ctx workflow.Context) ([]activities.CrossValidateResult, error) {
+	in, ans := a.in, a.ans
+	ask := answerplan.DistinctTries * in.Candidates
+	var cands activities.CandidatesResult
+	if err := workflow.ExecuteActivity(summarised(ctx, a.opts.local, "pick %d distinct candidates", in.Candidates), a.acts.CandidatePrograms,
+		activities.CandidatesInput{Run: in.Run, IDs: in.Leaders, Max: ask, Guard: true, Task: in.Task}).Get(ctx, &cands); err != nil {
+		return nil, err
+	}
+	ans.Duplicates = cands.Duplicates
+	ids := cands.IDs[:min(len(cands.IDs), ask)]
+	a.distinct = answerplan.Distinct{}
+	want := answerplan.CandidatesThatFit(in.Candidates, in.Folds, in.ProgramSeconds, a.timeLeft(ctx))
+	if want < in.Candidates {
+		a.logger.Info("the run's time budget leaves room for fewer candidates", "candidates", want, "asked", in.Candidates)
+	}
+	var scored []activities.CrossValidateResult
+	kept, tried := 0, 0
+	for kept < want && tried < len(ids) {
+		batch := ids[tried:min(tried+want-kept, len(ids))]
+		a.progress.Detail = fmt.Sprintf("cross-validating candidates on %d folds: %d of %d kept, %d tried", in.Folds, kept, want, tried)
+		tried += len(batch)
+		results, badInput := a.crossValidate(ctx, batch)
+		if badInput != "" {
+			ans.Note = "no cross-validation: " + badInput
+			break
+		}
+		for _, cv := range results {
+			ans.SandboxSeconds += cv.DurationS
+			repeat := a.distinct.LeftOutAsRepeat(&cv)
+			ans.Candidates = append(ans.Candidates, cv)
+			if repeat {
+				continue
+			}
+			kept++
+			if cv.Score != nil {
+				scored = append(scored, cv)
+			}
+		}
+	}
+	// The leaders are guarded as far as they are picked; the answer lists those it ran.
+	for _, g := range cands.Guarded {
+		if slices.ContainsFunc(ans.Candidates, func(c activities.CrossValidateResult) bool { return c.SampleID == g.To }) {
+			ans.Guarded = append(ans.Guarded, g)
+		}
+	}
+	if ans.Note != "" {
+		return nil, nil
+	}
+	return scored, nil
+}
+
+// crossValidate cross-validates ids at once, each candidate's folds one after another in one
+// activity, and returns their results in order; a cross-validation that did not complete is a
+// result without a score. A task that cannot be cross-validated stops it: badInput says why.
+func (a *answerRun) crossValidate(ctx workflow.Context, ids []string) (results []activities.CrossValidateResult, badInput string) {
+	in := a.in
+	cvOpts := a.opts.execute
+	cvOpts.StartToCloseTimeout = time.Duration(in.Folds) * in.ExecTimeout
+	futures := make([]workflow.Future, len(ids))
+	for i, id := range ids {
+		futures[i] = workflow.ExecuteActivity(summarised(ctx, cvOpts, "%d-fold cross-validation of %s", in.Folds, id), a.acts.CrossValidate,
+			activities.CrossValidateInput{Run: in.Run, Task: in.Task, SampleID: id, Folds: in.Folds})
+	}
+	for i, f := range futures {
+		var cv activities.CrossValidateResult
+		if err := f.Get(ctx, &cv); err != nil {
+			var app *temporal.ApplicationError
+			if errors.As(err, &app) && app.Type() == activities.ErrBadInput {
+				return nil, app.Message()
+			}
+			a.logger.Warn("cross-validation did not complete", "sample", ids[i], "error", err)
+			cv = activities.CrossValidateResult{SampleID: ids[i], Reason: "cross-validation did not complete: " + err.Error()}
+		}
+		results = append(results, cv)
+	}
+	return results, ""
+}
+
+// tune tunes the best Tune scored candidates (best first) that are different programs apart
+// from their library's tunable slots, slot by slot (on tabular classification the model family
+// first, then the family's settings): a sampled program is rarely at its best settings, and
+// tuning the best programs' settings is what an engineer does next. Each slot is a pass
+// (answerplan.Pass); the next slot varies what the pass kept. Every scored variant whose
+// predictions are new joins the candidates the ensemble chooses from. A step that fails ends
+// that candidate's tuning with a warning: tuning only adds candidates.
+//
+// The budget: TuneBudget times the sandbox time the candidates' own cross-validation took, so
+// one slow candidate (a stacking whose folds take minutes) cannot cost several times all the
+// candidates.
+func (a *answerRun) tune(ctx workflow.Context, scored []activities.CrossValidateResult) []activities.CrossValidateResult {
+	in, ans := a.in, a.ans
+	budget, spent := in.TuneBudget*ans.SandboxSeconds, 0.0
+	bases := map[string]bool{}
+	tuned := 0
+	for _, cand := range slices.Clone(scored) {
+		if tuned >= in.Tune {
+			break
+		}
+		var kind activities.TuneResult
+		if err := workflow.ExecuteActivity(summarised(ctx, a.opts.local, "what %s is apart from its tunable slots", cand.SampleID), a.acts.TuneVariants,
+			activities.TuneInput{Run: in.Run, Task: in.Task, Of: cand.SampleID, Slot: -1}).Get(ctx, &kind); err != nil {
+			a.logger.Warn("tuning skipped a candidate", "sample", cand.SampleID, "error", err)
+			continue
+		}
+		if kind.Note != "" || kind.Slots == 0 || bases[kind.Base] {
+			continue
+		}
+		bases[kind.Base] = true
+		tuned++
+		cur := cand
+		for slot := 0; slot < kind.Slots; slot++ {
+			var vs activities.TuneResult
+			if err := workflow.ExecuteActivity(summarised(ctx, a.opts.local, "variants of %s along tunable slot %d", cur.SampleID, slot), a.acts.TuneVariants,
+				activities.TuneInput{Run: in.Run, Task: in.Task, Of: cur.SampleID, Slot: slot}).Get(ctx, &vs); err != nil {
+				a.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", err)
+				break
+			}
+			pass := answerplan.NewPass(cur, vs.Slot, vs.IDs, vs.Options, in.LowerIsBetter)
+			stopped := false
+			for ids := pass.NextWave(spent, budget, a.timeLeft(ctx)); len(ids) > 0; ids = pass.NextWave(spent, budget, a.timeLeft(ctx)) {
+				done, all := pass.Progress()
+				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), slot %s: %d of %d variants cross-validated",
+					tuned, in.Tune, cand.SampleID, vs.Slot, done, all)
+				results, badInput := a.crossValidate(ctx, ids)
+				if badInput != "" {
+					a.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", badInput)
+					stopped = true
+					break
+				}
+				for _, cv := range pass.Record(results) {
+					ans.SandboxSeconds += cv.DurationS
+					spent += cv.DurationS
+					repeat := a.distinct.LeftOutAsRepeat(&cv)
+					ans.Candidates = append(ans.Candidates, cv)
+					if !repeat && cv.Score != nil {
+						scored = append(scored, cv)
+					}
+				}
+			}
+			if stopped {
+				if pass.Step().Tried > 0 {
+					ans.Tuning = append(ans.Tuning, pass.Step())
+				}
+				break
+			}
+			ans.Tuning = append(ans.Tuning, pass.Step())
+			cur = pass.Kept()
+			if ok, why := pass.Improved(); !ok {
+				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), slot %s: %s", tuned, in.Tune, cand.SampleID, vs.Slot, why)
+				a.logger.Info("tuning stopped for a candidate: its last pass did not beat the fold noise", "sample", cand.SampleID, "slot", vs.Slot, "why", why)
+				a.skipSlots(ctx, cur, slot+1, kind.Slots, why)
+				break
+			}
+		}
+	}
+	return scored
+}
+
+// skipSlots records the slots from..to-1 of cur as passes not run, and why: the answer's
+// record lists every tunable slot of a tuned candidate, as when its budget skips them.
+func (a *answerRun) skipSlots(ctx workflow.Context, cur activities.CrossValidateResult, from, to int, why string) {
+	for slot := from; slot < to; slot++ {
+		var vs activities.TuneResult
+		if err := workflow.ExecuteActivity(summarised(ctx, a.opts.local, "variants of %s along tunable slot %d", cur.SampleID, slot), a.acts.TuneVariants,
+			activities.TuneInput{Run: a.in.Run, Task: a.in.Task, Of: cur.SampleID, Slot: slot}).Get(ctx, &vs); err != nil {
+			a.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", err)
+			return
+		}
+		a.ans.Tuning = append(a.ans.Tuning, activities.TuneStep{From: cur.SampleID, Slot: vs.Slot, Kept: cur.SampleID, Score: cur.Score, Skipped: why})
+	}
+}
+
+// chooseEnsemble weighs the scored candidates (best first) by greedy ensemble selection and
+// refits the members; a member whose refit on the full train wrote nothing (a crash the folds
+// did not meet) would leave the blend without its share, so the ensemble is chosen again
+// without it. false: every member's refit failed, and the answer's Note says so.
+func (a *answerRun) chooseEnsemble(ctx workflow.Context, scored []activities.CrossValidateResult) (bool, error) {
+	ans := a.ans
+	ids := make([]string, len(scored))
+	for i, cv := range scored {
+		ids[i] = cv.SampleID
+	}
+	for {
+		a.progress.Detail = fmt.Sprintf("choosing the ensemble from %d candidates and refitting its members", len(ids))
+		if err := a.selectAndRefit(ctx, ids); err != nil {
+			return false, err
+		}
+		failed := answerplan.FailedRefits(ans.Members)
+		if len(failed) == 0 {
+			return true, nil
+		}
+		for _, id := range failed {
+			ans.RefitFailed = append(ans.RefitFailed, *a.graded[id])
+			ids = slices.DeleteFunc(ids, func(s string) bool { return s == id })
+		}
+		if len(ids) == 0 {
+			ans.Members, ans.CVScore, ans.BlendCVScore, ans.Calibration = nil, nil, nil, nil
+			ans.Note = "every member's refit on the full public train failed"
+			return false, nil
+		}
+	}
+}
+
+// selectAndRefit weighs the candidates ids by greedy ensemble selection and refits each
+// member not graded before on the full public train (leak-free), grading it alone on the test.
+func (a *answerRun) selectAndRefit(ctx workflow.Context, ids []string) error {
+	ans := a.ans
+	ens, err := a.selectEnsemble(ctx, "greedy ensemble selection over %d programs", ids)
+	if err != nil {
+		return err
+	}
+	ans.Members, ans.CVScore = ens.Members, &ens.CVScore
+	ans.BlendCVScore, ans.Calibration = nil, nil
+	if !ens.Calibration.IsIdentity() {
+		ans.BlendCVScore, ans.Calibration = &ens.BlendCVScore, &ens.Calibration
+	}
+	ans.BlendLog1p = ens.BlendLog1p
+	seconds, err := a.refitMembers(ctx, ans.Members, "ensemble member")
+	ans.SandboxSeconds += seconds
+	return err
+}
+
+// selectEnsemble runs greedy ensemble selection over ids; summary names them, with %d for
+// their number.
+func (a *answerRun) selectEnsemble(ctx workflow.Context, summary string, ids []string) (activities.EnsembleResult, error) {
+	var ens activities.EnsembleResult
+	err := workflow.ExecuteActivity(summarised(ctx, a.opts.host, summary, len(ids)), a.acts.SelectEnsemble,
+		activities.EnsembleInput{Run: a.in.Run, Task: a.in.Task, Folds: a.in.Folds, SampleIDs: ids, Rounds: a.in.EnsembleRounds}).Get(ctx, &ens)
+	return ens, err
+}
+
+// untunedAnswer sets the answer's Untuned to what greedy selection, refits and blend make from
+// scored (best first) without its tuned variants and without members whose refit failed. A
+// run whose tuning kept no variant has nothing to measure. The refits it adds are its own
+// sandbox time, not the answer's.
+func (a *answerRun) untunedAnswer(ctx workflow.Context, scored []activities.CrossValidateResult) error {
+	ans := a.ans
+	ids, tuned := answerplan.Untuned(scored, ans.RefitFailed)
+	if !tuned {
+		return nil
+	}
+	u := &activities.UntunedAnswer{}
+	ans.Untuned = u
+	if len(ids) == 0 {
+		u.Note = "no untuned candidate made valid out-of-fold predictions and a refit"
+		return nil
+	}
+	ens, err := a.selectEnsemble(ctx, "greedy ensemble selection over the %d untuned programs", ids)
+	if err != nil {
+		return err
+	}
+	u.Members, u.CVScore = ens.Members, &ens.CVScore
+	if !ens.Calibration.IsIdentity() {
+		u.BlendCVScore, u.Calibration = &ens.BlendCVScore, &ens.Calibration
+	}
+	u.BlendLog1p = ens.BlendLog1p
+	u.SameAsAnswer = slices.EqualFunc(u.Members, ans.Members, func(x, y activities.AnswerMember) bool {
+		return x.SampleID == y.SampleID && x.Weight == y.Weight
+	})
+	seconds, err := a.refitMembers(ctx, u.Members, "untuned member")
+	if err != nil {
+		return err
+	}
+	u.SandboxSeconds = seconds
+	if failed := answerplan.FailedRefits(u.Members); len(failed) > 0 {
+		u.Note = fmt.Sprintf("member %s's refit on the full public train wrote no submission", failed[0])
+		return nil
+	}
+	var test activities.FinalGradeResult
+	if err := workflow.ExecuteActivity(summarised(ctx, a.opts.host, "blend the %d untuned members and grade them on the private test answers", len(u.Members)), a.acts.BlendAnswer,
+		activities.BlendInput{Run: a.in.Run, Task: a.in.Task, Protocol: a.in.Protocol, Answer: *ans, Untuned: true}).Get(ctx, &test); err != nil {
+		return err
+	}
+	u.Test = &test
+	return nil
+}
+
+// refitMembers refits each member not graded before on the full public train (leak-free) and
+// grades it alone on the test answers, at once; it sets every member's Test, remembers the new
+// grades and returns their sandbox time. what names the members in summaries.
+func (a *answerRun) refitMembers(ctx workflow.Context, members []activities.AnswerMember, what string) (float64, error) {
+	futures := make([]workflow.Future, len(members))
+	for i, m := range members {
+		if a.graded[m.SampleID] == nil {
+			futures[i] = workflow.ExecuteActivity(summarised(ctx, a.opts.execute, "refit %s %s and grade it on the private test answers", what, m.SampleID), a.acts.FinalGrade,
+				activities.FinalGradeInput{Run: a.in.Run, Task: a.in.Task, SampleID: m.SampleID, Protocol: a.in.Protocol})
+		}
+	}
+	seconds := 0.0
+	for i := range members {
+		m := &members[i]
+		if futures[i] != nil {
+			var fg activities.FinalGradeResult
+			if err := futures[i].Get(ctx, &fg); err != nil {
+				return seconds, fmt.Errorf("refitting %s %s: %w", what, m.SampleID, err)
+			}
+			a.graded[m.SampleID] = &fg
+			seconds += fg.DurationS
+		}
+		m.Test = a.graded[m.SampleID]
+	}
+	return seconds, nil
+}
