@@ -26,10 +26,10 @@ var Image = register(&Library{
 			{"gray", "Decode each image as grayscale and resize it to a square.", 0.5},                 // 2-D arrays: colour features fail
 		}},
 		{"size", []Option{
-			{"16", "Work at 16 pixels.", 1},
-			{"32", "Work at 32 pixels.", 2},
-			{"64", "Work at 64 pixels.", 3},
-			{"128", "Work at 128 pixels.", 2},
+			{"16", "Work at 16 pixels, or the largest size whose features fit in memory.", 1},
+			{"32", "Work at 32 pixels, or the largest size whose features fit in memory.", 2},
+			{"64", "Work at 64 pixels, or the largest size whose features fit in memory.", 3},
+			{"128", "Work at 128 pixels, or the largest size whose features fit in memory.", 2},
 			{"original", "Keep the images at their original size.", 1}, // raw pixels: different sizes or out of memory
 		}},
 		{"features", []Option{
@@ -168,13 +168,21 @@ var imageFeatureBlocks = map[string][]string{
 var imageFlips = map[string][]string{"hflip": {"FLIP_LEFT_RIGHT"}, "hflip-x-only": {"FLIP_LEFT_RIGHT"},
 	"hvflip": {"FLIP_LEFT_RIGHT", "FLIP_TOP_BOTTOM"}}
 
+// defaultMemoryMB stands for the memory limit of a schema that does not say it: the smallest
+// any built-in image task gives (aerial cactus).
+const defaultMemoryMB = 4096
+
 // renderImage writes the program from templates/image.py.tmpl.
 func renderImage(c Choice, s Schema) Program {
 	params := imageStrengths[c.Opt("model")][c.Strength()]
 	flips := imageFlips[c.Opt("augment")]
+	memoryMB := s.MemoryMB
+	if memoryMB <= 0 {
+		memoryMB = defaultMemoryMB
+	}
 	code := python("image.py.tmpl", c, s, map[string]any{
 		"params": params, "blocks": imageFeatureBlocks[c.Opt("features")],
-		"flips": flips, "copies": len(flips) + 1, "others": len(s.Targets) - 1,
+		"flips": flips, "copies": len(flips) + 1, "others": len(s.Targets) - 1, "memoryMB": memoryMB,
 	})
 	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: code}
 }

@@ -1,9 +1,12 @@
 package codeactions_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -201,4 +204,42 @@ func TestImageProgramsOnCactus(t *testing.T) {
 		{"colour histograms under a logistic regression", imageFast("load", "no-ext"), true, 0.9, -1},
 		{"the wrong data folder fails while loading", imageFast("load", "cwd"), false, 0, -1},
 	})
+}
+
+// Raw pixels at 128 pixels with mirrored copies, under a memory limit whose eighth (the feature
+// budget) holds them only at a lower size: the program lowers its working size to the largest
+// that fits, says so, and still writes a valid submission; under the task's real limit it keeps
+// 128 pixels and says nothing.
+func TestImageFeaturesFitTheMemoryLimit(t *testing.T) {
+	spec, _ := tasks.Builtin().Get("plant-pathology-2020-fgvc7")
+	const nTrain = 60
+	dirs := imageSyntheticData(t, strconv.Itoa(nTrain), "20")
+	choices := imageFast("size", "128", "features", "pixels", "augment", "hflip", "model", "knn", "validation", "none")
+
+	tight := *spec
+	tight.Limits.MemoryMB = 8 // a 1 MiB feature budget
+	rows, budget := 2*nTrain, (tight.Limits.MemoryMB<<20)/8
+	want := 128
+	for rows*want*want*3*4 > budget { // float32 RGB pixels of every row
+		want--
+	}
+	o := runChoice(t, codeactions.Image, choices, &tight, dirs, 5*time.Minute)
+	if o.ExitCode != 0 || !o.Grade.Valid {
+		t.Fatalf("exit %d, %s:\n%s", o.ExitCode, o.Grade.Reason, o.Output)
+	}
+	said := fmt.Sprintf("over the 1 MiB budget (an eighth of 8 MiB): working at %d pixels", want)
+	if !strings.Contains(o.Output, said) {
+		t.Errorf("the output does not say %q:\n%s", said, o.Output)
+	}
+	if shape := fmt.Sprintf("%d training rows of %d features", rows, want*want*3); !strings.Contains(o.Output, shape) {
+		t.Errorf("the features are not %s:\n%s", shape, o.Output)
+	}
+
+	o = runChoice(t, codeactions.Image, choices, spec, dirs, 5*time.Minute)
+	if o.ExitCode != 0 || !o.Grade.Valid {
+		t.Fatalf("under the task's limit: exit %d, %s:\n%s", o.ExitCode, o.Grade.Reason, o.Output)
+	}
+	if shape := fmt.Sprintf("%d training rows of %d features", rows, 128*128*3); strings.Contains(o.Output, "working at") || !strings.Contains(o.Output, shape) {
+		t.Errorf("under the task's %d MiB the features fit at 128 pixels (%s), but the program lowered them:\n%s", spec.Limits.MemoryMB, shape, o.Output)
+	}
 }

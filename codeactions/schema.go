@@ -40,6 +40,9 @@ type Schema struct {
 	// Text, Images and ImageExt are the task's inputs (tasks.Inputs).
 	Text             []string
 	Images, ImageExt string
+	// MemoryMB is the task's memory limit for one program (tasks.Limits.MemoryMB), which
+	// programs size their working data by; 0 when unknown.
+	MemoryMB int
 }
 
 // SchemaOf derives the rendering schema from a task spec.
@@ -47,7 +50,8 @@ func SchemaOf(s *tasks.Spec) Schema {
 	out := Schema{IDColumn: s.IDColumn, Targets: s.TargetColumns, Train: s.Files.Train, Test: s.Files.Test,
 		Sample: s.Files.SampleSubmission, Metric: s.Metric, Integer: s.Answers.Integer,
 		ByPosition: s.Answers.MatchBy == "position",
-		Text:       s.Inputs.Text, Images: s.Inputs.Images, ImageExt: s.Inputs.ImageExt}
+		Text:       s.Inputs.Text, Images: s.Inputs.Images, ImageExt: s.Inputs.ImageExt,
+		MemoryMB: s.Limits.MemoryMB}
 	switch {
 	case s.Answers.Format == "one-hot":
 		out.Output = OutputClassProbabilities
