@@ -126,16 +126,23 @@ type Settings struct {
 	// that comes first adds about two programs' cross-validation to every candidate tuned.
 	FinalTuneBudget float64 `json:"final_tune_budget,omitempty" yaml:"final_tune_budget"`
 	// TimeBudget, when positive, is the whole run's wall-clock time in seconds (training,
-	// evaluation and the final answer, on the worker's slots): training ends at the first
-	// iteration boundary after TrainShare of it, and the final answer's tuning starts no wave
-	// of variants that would end after it. Iterations and the answer's settings stay caps, so
-	// a run may end sooner.
+	// evaluation and the final answer, on the worker's slots): training stops at TrainShare of
+	// it, mid-iteration if need be (the update learns from the programs that finished; those in
+	// flight are cancelled), best-of-K at TrainShare+EvalShare of it (chosen among the programs
+	// that finished), and the final answer's tuning starts no wave of variants that would end
+	// after it. Iterations and the answer's settings stay caps, so a run may end sooner.
 	TimeBudget float64 `json:"time_budget,omitempty" yaml:"time_budget"`
 }
 
 // TrainShare is the part of a TimeBudget training may use; evaluation and the final answer
 // (cross-validating the candidates, tuning, the ensemble's refits) get the rest.
 const TrainShare = 0.6
+
+// EvalShare is the part of a TimeBudget best-of-K may use after training's: its programs still
+// running at TrainShare+EvalShare of the budget are cancelled. Best-of-K runs K programs once;
+// the final answer cross-validates its candidates on several folds and refits the ensemble's
+// members, so it keeps at least as much: half of what training leaves each.
+const EvalShare = (1 - TrainShare) / 2
 
 // DefaultTimeBudget keeps the main job under an hour on this project's 2-core machines, setup
 // aside, whatever the task.

@@ -258,8 +258,8 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\nrun directory: %s\n",
 		info.Input.Run, info.Task, f.Iterations, f.Batch, f.Oversample, f.slots, f.Protocol, plan.sandbox, runDir)
 	if b := info.Input.TimeBudget; b > 0 {
-		fmt.Fprintf(out, "time budget %s: training ends at the first iteration after %.0f%% of it (or at %d iterations), the final answer's tuning at the budget (--time-budget)\n",
-			time.Duration(b*float64(time.Second)).Round(time.Second), 100*settings.TrainShare, f.Iterations)
+		fmt.Fprintf(out, "time budget %s: training stops at %.0f%% of it, mid-iteration if need be (or at %d iterations), best-of-K at %.0f%%, the final answer's tuning at the budget (--time-budget)\n",
+			time.Duration(b*float64(time.Second)).Round(time.Second), 100*settings.TrainShare, f.Iterations, 100*(settings.TrainShare+settings.EvalShare))
 	}
 	if plan.measured != "" {
 		fmt.Fprintf(out, "task %s's spec sets run settings over the defaults and any preset (its run: section; flags given win): %s\n", info.Task, plan.measured)
@@ -503,6 +503,9 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			}
 			if result.Stopped {
 				fmt.Fprintln(out, "(stopped early by `starter stop`)")
+			}
+			for _, n := range result.TimeBudgetNotes {
+				fmt.Fprintf(out, "(%s)\n", n)
 			}
 			fmt.Fprintf(out, "report: %s\nmetrics: %s\n", result.Report.Location, filepath.Join(runDir, runstore.MetricsKey))
 			return nil

@@ -1,15 +1,20 @@
 package workflows
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
-// A wall-clock budget ends training at the first iteration boundary after its training share
-// (60%), whatever --iterations allows, and evaluation and the final answer still run.
+// A wall-clock budget ends training at its training share (60%), whatever --iterations allows,
+// and evaluation and the final answer still run. Here the share passes during updates, which
+// are not cut, so training ends at the iteration boundary after it.
 func TestTimeBudgetEndsTrainingAtItsShare(t *testing.T) {
 	for _, c := range []struct {
 		name       string
@@ -99,6 +104,197 @@ func TestTimeBudgetSpentBeforeTheAnswer(t *testing.T) {
 	}
 	if res.Answer == nil || len(res.Answer.Candidates) != 1 || res.Answer.Test == nil {
 		t.Fatalf("answer %+v: want one candidate cross-validated, refit and graded", res.Answer)
+	}
+}
+
+// slowRun is a run whose programs take long on the workflow's clock: the first iteration's
+// 100 s, it0002-s000 400 s, every other training program and evalWall's evaluation programs
+// 5000 s (five times a 1000 s budget). B = 4, m = 2, K = 2, updates take 10 s; programs are
+// sampled when an iteration starts only, so each iteration's names are known in advance.
+func slowRun(t *testing.T, budget float64, evalWall func(id string) time.Duration) (*fakeRun, *testsuite.TestWorkflowEnvironment, TrainInput) {
+	f := &fakeRun{updateWall: 10 * time.Second, execWalls: []time.Duration{100 * time.Second, 400 * time.Second, 5000 * time.Second}}
+	f.execWall = func(id string) time.Duration {
+		switch {
+		case strings.HasPrefix(id, "eval-"):
+			return evalWall(id)
+		case strings.HasPrefix(id, "it0001-"):
+			return 100 * time.Second
+		case id == "it0002-s000":
+			return 400 * time.Second
+		}
+		return 5000 * time.Second
+	}
+	in := input()
+	in.Iterations, in.TimeBudget, in.SampleAtIterationStart = 50, budget, true
+	return f, slowEnv(t, f), in
+}
+
+func slowEnv(t *testing.T, f *fakeRun) *testsuite.TestWorkflowEnvironment {
+	return newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { v := 0.5; return &v })
+}
+
+// The drain before a continue-as-new stops at training's share too; the next segment learns
+// from the program that finished in it (sampling nothing) and evaluates. With a segment every
+// 2 iterations, the drain after iteration 2 (at 120 s) gets it0002-s000 at 510 s and is cut at
+// 600 s.
+func TestTimeBudgetStopsTheDrainBeforeContinueAsNew(t *testing.T) {
+	f, env, in := slowRun(t, 1000, func(string) time.Duration { return 100 * time.Second })
+	in.ContinueEvery = 2
+	start := env.Now()
+	env.ExecuteWorkflow(Train, in)
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+		t.Fatalf("want a continue-as-new after 2 iterations, got %v", err)
+	}
+	if d := env.Now().Sub(start); d < 600*time.Second || d > 601*time.Second {
+		t.Fatalf("the drain ended after %v, want at the share (600 s)", d)
+	}
+	var next TrainInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	if carry := f.states[next.StateKey].Carry; len(carry) != 1 || carry[0].SampleID != "it0002-s000" {
+		t.Fatalf("carried %+v, want it0002-s000, the one program that finished in the drain", carry)
+	}
+	sampled := len(f.sampled)
+	env = slowEnv(t, f)
+	env.SetStartTime(start.Add(600 * time.Second))
+	res := trainResult(t, env, next)
+	if res.Completed != 3 || len(f.updates) != 3 || !slices.Equal(f.updates[2].SampleIDs, []string{"it0002-s000"}) {
+		t.Fatalf("%d iterations, updates %d: want a third that learns from the carried program", res.Completed, len(f.updates))
+	}
+	for _, ids := range f.sampled[sampled:] {
+		if countPrefix(ids, "it") > 0 {
+			t.Fatalf("training programs %v sampled after the share", ids)
+		}
+	}
+	if res.Final == nil || !strings.HasPrefix(res.Final.SampleID, "eval-") {
+		t.Fatalf("want best-of-K's choice graded, got %+v", res.Final)
+	}
+}
+
+// Training stops at its share of the time budget in the middle of an iteration that waits for
+// slow programs: the update learns from the one program that finished, those in flight are
+// cancelled and counted nowhere, best-of-K stops at its deadline with the program that
+// finished by then, and the whole run ends within its budget.
+//
+// Timeline (workflow seconds): iteration 1's eight programs finish at 100, iteration 2 updates
+// on four of them at once, iteration 3 has it0002-s000 at 510 and nothing else before the
+// share (600); evaluation starts at 610, eval-scratch-000 finishes at 710, eval-scratch-001
+// runs until best-of-K's deadline (800).
+func TestTimeBudgetStopsASlowIterationAtTheShare(t *testing.T) {
+	f, env, in := slowRun(t, 1000, func(id string) time.Duration {
+		if id == "eval-scratch-000" {
+			return 100 * time.Second
+		}
+		return 5000 * time.Second
+	})
+	start := env.Now()
+	res := trainResult(t, env, in)
+	took := env.Now().Sub(start)
+
+	if res.Completed != 3 || len(f.updates) != 3 {
+		t.Fatalf("%d iterations completed (%d updates), want 3: the third cut at the share", res.Completed, len(f.updates))
+	}
+	last := f.updates[2]
+	if !slices.Equal(last.SampleIDs, []string{"it0002-s000"}) || len(last.Stale) != 0 {
+		t.Fatalf("the cut iteration updated on %v (stale %v), want the one program that finished", last.SampleIDs, last.Stale)
+	}
+	if e := last.Metrics.ElapsedS; e < 600 || e > 601 {
+		t.Fatalf("the cut iteration was scored at %.0f s, want at the share (600 s of 1000)", e)
+	}
+	// 8 + 1 finished: the seven cancelled programs are neither failures nor rewards.
+	if res.Programs != 9 || last.Metrics.Samples != 1 {
+		t.Fatalf("%d training programs counted (%d in the last update), want the 9 that finished", res.Programs, last.Metrics.Samples)
+	}
+	if f.final != "eval-scratch-000" {
+		t.Fatalf("best-of-K chose %q, want eval-scratch-000, the one evaluation program finished by its deadline", f.final)
+	}
+	if n := countPrefix(f.executed, "eval-improve"); n != 0 {
+		t.Fatalf("%d improve draws ran after best-of-K's deadline", n)
+	}
+	notes := strings.Join(res.TimeBudgetNotes, "\n")
+	for _, want := range []string{"training stopped at its 60% share of the time budget after 3 iterations (7 programs in flight cancelled)",
+		"best-of-K stopped at its deadline (80% of the time budget): 1 of its programs finished, 1 cancelled"} {
+		if !strings.Contains(notes, want) {
+			t.Fatalf("notes %q, want %q", notes, want)
+		}
+	}
+	if res.Answer == nil || res.Answer.Test == nil {
+		t.Fatalf("no answer after the time stops: %+v", res.Answer)
+	}
+	// The mocked answer takes no workflow time; the stops are timers, so nothing waits past
+	// best-of-K's deadline (a real program's cancel waits a heartbeat, under 30 s).
+	if took > 1000*time.Second {
+		t.Fatalf("the run took %v of workflow time, want within its 1000 s budget", took)
+	}
+}
+
+// When no evaluation program finishes by best-of-K's deadline the run says so, grades nothing
+// as best-of-K's choice, and builds the answer from training's programs.
+func TestTimeBudgetEvaluationFinishesNothing(t *testing.T) {
+	f, env, in := slowRun(t, 1000, func(string) time.Duration { return 5000 * time.Second })
+	start := env.Now()
+	res := trainResult(t, env, in)
+	if took := env.Now().Sub(start); took > 1000*time.Second {
+		t.Fatalf("the run took %v of workflow time, want within its 1000 s budget", took)
+	}
+	if res.Final != nil {
+		t.Fatalf("best-of-K graded %s, though none of its programs finished", res.Final.SampleID)
+	}
+	if n := countPrefix(f.executed, "eval-"); n != 0 {
+		t.Fatalf("%d evaluation programs reported after being cancelled", n)
+	}
+	if notes := strings.Join(res.TimeBudgetNotes, "\n"); !strings.Contains(notes, "0 of its programs finished, 2 cancelled; none to choose from, so the answer is built from training's programs") {
+		t.Fatalf("notes %q do not say best-of-K had nothing to choose from", notes)
+	}
+	if res.Best == nil || res.Answer == nil || res.Answer.Test == nil || len(f.candidates) == 0 || countPrefix(f.candidates[0], "it") == 0 {
+		t.Fatalf("want the best training program graded and the answer built from training's programs: best %+v, answer %+v, candidates %v",
+			res.Best, res.Answer, f.candidates)
+	}
+}
+
+// Training that ends after best-of-K's deadline (an update running past it) leaves best-of-K
+// out: nothing is sampled for it, and the run says so.
+func TestTimeBudgetSkipsBestOfKPastItsDeadline(t *testing.T) {
+	f, _, in := slowRun(t, 1000, func(string) time.Duration { return 100 * time.Second })
+	f.updateWall = 450 * time.Second // the second update runs from 550 s to 1000 s
+	res := trainResult(t, slowEnv(t, f), in)
+	if res.Completed != 2 || res.Final != nil {
+		t.Fatalf("%d iterations, best-of-K's choice %+v: want 2 and none", res.Completed, res.Final)
+	}
+	for _, ids := range f.sampled {
+		if countPrefix(ids, "eval-") > 0 {
+			t.Fatalf("evaluation programs %v sampled after best-of-K's deadline", ids)
+		}
+	}
+	if notes := strings.Join(res.TimeBudgetNotes, "\n"); !strings.Contains(notes, "best-of-K skipped: training ended after its deadline (80% of the time budget)") {
+		t.Fatalf("notes %q do not say best-of-K was skipped", notes)
+	}
+	if res.Answer == nil || res.Answer.Test == nil {
+		t.Fatalf("no answer from training's programs: %+v", res.Answer)
+	}
+}
+
+// With no time budget the same slow programs are waited for: every iteration learns from B,
+// best-of-K waits for all its programs, and nothing is noted.
+func TestNoTimeBudgetWaitsForSlowPrograms(t *testing.T) {
+	f, env, in := slowRun(t, 0, func(string) time.Duration { return 5000 * time.Second })
+	in.Iterations = 3
+	res := trainResult(t, env, in)
+	if res.Completed != 3 || len(f.updates) != 3 {
+		t.Fatalf("%d iterations completed (%d updates), want all 3", res.Completed, len(f.updates))
+	}
+	for _, u := range f.updates {
+		if len(u.SampleIDs) != in.Batch {
+			t.Fatalf("iteration %d updated on %d programs, want B = %d", u.Iteration, len(u.SampleIDs), in.Batch)
+		}
+	}
+	if n := countPrefix(f.executed, "eval-"); n != 2*in.EvalSamples {
+		t.Fatalf("%d evaluation programs finished, want every scratch and improve draw (%d)", n, 2*in.EvalSamples)
+	}
+	if len(res.TimeBudgetNotes) != 0 || res.Final == nil {
+		t.Fatalf("notes %q, final %+v: want none and a chosen program", res.TimeBudgetNotes, res.Final)
 	}
 }
 

@@ -91,6 +91,8 @@ type TrainResult struct {
 	Best           *activities.FinalGradeResult `json:"best,omitempty"`
 	// Answer is the run's final answer: the cross-validated ensemble of its best programs.
 	Answer *activities.FinalAnswer `json:"answer,omitempty"`
+	// TimeBudgetNotes say where the time budget stopped training and best-of-K.
+	TimeBudgetNotes []string `json:"time_budget_notes,omitempty"`
 }
 
 // summarised returns ctx with options whose one-line summary the Web UI shows for the activity.
@@ -162,6 +164,12 @@ type trainRun struct {
 	// stopDrainAtBudget: and ends the drain before a continue-as-new too; nearestBudget: the
 	// program that crosses the budget is left out when that lands nearer it.
 	stopAtBudget, stopDrainAtBudget, nearestBudget bool
+	// stopAtTimeShare: a time budget ends training's waits at its share mid-iteration and
+	// bounds best-of-K by evalDeadline (histories recorded before this version end training at
+	// the first iteration boundary after the share, and wait for every evaluation program).
+	stopAtTimeShare bool
+	// cancelledAtEnd is how many training programs were in flight when training ended.
+	cancelledAtEnd int
 }
 
 // Train runs Algorithm 1 asynchronously: keep m*B executions in flight, update after B complete,
@@ -184,6 +192,12 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		v := workflow.GetVersion(ctx, "stop-at-sandbox-budget", workflow.DefaultVersion, 3)
 		r.stopAtBudget, r.stopDrainAtBudget, r.nearestBudget = v >= 1, v >= 2, v >= 3
 	}
+	// A time budget is the one a user reads as "the run stops at it": version 1 stops training
+	// at its share mid-iteration (waiting for B slow programs overran it by most of an
+	// iteration) and best-of-K at its deadline, so the answer keeps the rest.
+	if in.TimeBudget > 0 {
+		r.stopAtTimeShare = workflow.GetVersion(ctx, "stop-at-time-budget", workflow.DefaultVersion, 1) >= 1
+	}
 	var err error
 	if r.ctl, err = newControl(ctx, in); err != nil {
 		return TrainResult{}, err
@@ -192,7 +206,7 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		return TrainResult{}, err
 	}
 	r.pool = newPool(ctx, r)
-	for r.budgetLeft() && !r.trainingTimeUp(ctx) {
+	for r.trainMore(ctx) {
 		r.ctl.awaitSignals(ctx, &r.st, in.Attempt)
 		if r.ctl.stopping {
 			break
@@ -210,8 +224,23 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 		r.publish(PhaseStopping, len(r.pool.pending))
 		r.pool.drain(ctx, func() bool { return false })
 	}
+	r.cancelledAtEnd = len(r.pool.pending)
 	r.pool.cancelAll()
 	return r.evaluate(ctx, r.elapsed(ctx))
+}
+
+// trainMore: another iteration runs, within the budgets, or (from version 1 of
+// stop-at-time-budget) to learn from programs a drain cut short by the time share carried
+// over, sampling nothing.
+func (r *trainRun) trainMore(ctx workflow.Context) bool {
+	return r.budgetLeft() && (!r.trainingTimeUp(ctx) || r.carriedPastTimeShare(ctx))
+}
+
+// carriedPastTimeShare: training's share of the time budget passed in the drain before a
+// continue-as-new; the programs that finished in it are learned from (one of them may be the
+// run's best) by iterations that sample and wait for nothing.
+func (r *trainRun) carriedPastTimeShare(ctx workflow.Context) bool {
+	return r.stopAtTimeShare && len(r.st.Carry) > 0 && r.trainingTimeUp(ctx)
 }
 
 // start loads the state a continue-as-new saved, or rebuilds a failed run's from its
@@ -258,7 +287,8 @@ func (r *trainRun) elapsed(ctx workflow.Context) float64 {
 }
 
 // trainingTimeUp: the run has a wall-clock budget and training's share of it has passed, so
-// training ends here (an iteration boundary) and evaluation and the final answer get the rest.
+// training ends (at an iteration boundary; from version 1 of stop-at-time-budget mid-iteration,
+// see pool.armTimeShare) and evaluation and the final answer get the rest.
 func (r *trainRun) trainingTimeUp(ctx workflow.Context) bool {
 	return r.in.TimeBudget > 0 && r.budgetElapsed(ctx) >= settings.TrainShare*r.in.TimeBudget
 }
@@ -386,6 +416,12 @@ func (r *trainRun) iterate(ctx workflow.Context) error {
 	done, err := r.pool.collect(ctx)
 	if err != nil {
 		return err
+	}
+	if r.pool.timeUp && !slices.ContainsFunc(done, func(o outcome) bool { return o.Err == "" && !o.Stale }) {
+		// Nothing to update on: the iteration is abandoned, and evaluation starts on time.
+		r.logger.Info("training's share of the time budget passed before a program of the iteration finished: no update",
+			"iteration", it, "in_flight", len(r.pool.pending))
+		return nil
 	}
 	m, ok, stale, err := r.score(ctx, it, done)
 	if err != nil {

@@ -3,6 +3,8 @@ package workflows
 import (
 	"cmp"
 	"fmt"
+	"math"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -30,18 +32,42 @@ func evalID(attempt int, purpose string, k int) string {
 // test answers, the final answer (finalAnswer), and the report.
 func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainResult, error) {
 	r.publish(PhaseEvaluating, 0)
+	var notes []string
+	note := func(format string, a ...any) {
+		n := fmt.Sprintf(format, a...)
+		notes = append(notes, n)
+		r.ctl.progress.Detail = n
+		r.logger.Info(n)
+	}
+	var deadline workflow.Future // best-of-K's end (nil: none)
+	if r.stopAtTimeShare {
+		if r.trainingTimeUp(ctx) {
+			n := fmt.Sprintf("training stopped at its %.0f%% share of the time budget after %d iterations", 100*settings.TrainShare, r.st.Iteration)
+			if r.cancelledAtEnd > 0 {
+				n += fmt.Sprintf(" (%d programs in flight cancelled)", r.cancelledAtEnd)
+			}
+			note("%s", n)
+		}
+		var cancel func()
+		deadline, cancel = r.evalDeadline(ctx)
+		defer cancel()
+	}
+	if deadline != nil && deadline.IsReady() {
+		note("best-of-K skipped: training ended after its deadline (%.0f%% of the time budget), so the answer is built from training's programs",
+			100*(settings.TrainShare+settings.EvalShare))
+	}
 	scratchIDs := make([]string, r.in.EvalSamples)
 	for k := range scratchIDs {
 		scratchIDs[k] = evalID(r.in.Attempt, "scratch", k)
 	}
-	scratch, err := r.evalBatch(ctx, activities.PurposeEvalScratch, scratchIDs, nil)
+	scratch, cut, err := r.evalBatch(ctx, activities.PurposeEvalScratch, scratchIDs, nil, deadline)
 	if err != nil {
 		return TrainResult{}, err
 	}
 	var improveIDs, improveOf []string
 	// Past the run's time budget the improve draws are left out: the final answer still needs
-	// its share.
-	if r.timeLeft(ctx) > 0 {
+	// its share. From version 1 of stop-at-time-budget, past best-of-K's deadline too.
+	if r.timeLeft(ctx) > 0 && (deadline == nil || !deadline.IsReady()) {
 		for k, s := range scratch {
 			improveIDs = append(improveIDs, evalID(r.in.Attempt, "improve", k))
 			improveOf = append(improveOf, s.SampleID)
@@ -49,9 +75,17 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 	} else {
 		r.logger.Info("the run's time budget is used: best-of-K keeps its scratch draws only")
 	}
-	improved, err := r.evalBatch(ctx, activities.PurposeEvalImprove, improveIDs, improveOf)
+	improved, cutImproved, err := r.evalBatch(ctx, activities.PurposeEvalImprove, improveIDs, improveOf, deadline)
 	if err != nil {
 		return TrainResult{}, err
+	}
+	if deadline != nil && deadline.IsReady() && len(scratch)+len(improved)+cut+cutImproved > 0 {
+		n := fmt.Sprintf("best-of-K stopped at its deadline (%.0f%% of the time budget): %d of its programs finished, %d cancelled",
+			100*(settings.TrainShare+settings.EvalShare), len(scratch)+len(improved), cut+cutImproved)
+		if len(scratch)+len(improved) == 0 {
+			n += "; none to choose from, so the answer is built from training's programs"
+		}
+		note("%s", n)
 	}
 	var chosen *activities.ExecuteResult
 	for _, e := range append(scratch, improved...) {
@@ -69,7 +103,8 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 
 	st := &r.st
 	result := TrainResult{Iterations: st.Recent, Stopped: r.ctl.stopping, Completed: st.Iteration, Programs: st.SamplesDone,
-		SandboxSeconds: st.SandboxSeconds, LeftOutSeconds: st.LeftOutSandboxSeconds, WallSeconds: trainingWall, BestScore: st.Best, Improvements: st.Improvements}
+		SandboxSeconds: st.SandboxSeconds, LeftOutSeconds: st.LeftOutSandboxSeconds, WallSeconds: trainingWall, BestScore: st.Best, Improvements: st.Improvements,
+		TimeBudgetNotes: notes}
 	if chosen != nil {
 		r.publish(PhaseFinalGrading, 0)
 		if result.Final, err = r.finalGrade(ctx, "grade %s on the private test answers", chosen.SampleID); err != nil {
@@ -104,7 +139,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 
 	r.publish(PhaseReporting, 0)
 	if err := workflow.ExecuteActivity(summarised(ctx, r.opts.local, "write report.md"), r.acts.Report, activities.ReportInput{
-		Run: r.in.Run, Task: r.in.Task, Protocol: r.in.Protocol, Settings: r.settings(), Final: result.Final,
+		Run: r.in.Run, Task: r.in.Task, Protocol: r.in.Protocol, Settings: r.settings(notes), Final: result.Final,
 		Selection: chosen, EvalCount: len(scratch) + len(improved), Answer: result.Answer,
 	}).Get(ctx, &result.Report); err != nil {
 		return TrainResult{}, err
@@ -113,13 +148,35 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 	return result, nil
 }
 
+// evalDeadline starts the timer that ends best-of-K at TrainShare+EvalShare of the time budget
+// (a ready future if that has passed already); cancel stops it. Training has ended, so no
+// pause moves it.
+func (r *trainRun) evalDeadline(ctx workflow.Context) (deadline workflow.Future, cancel func()) {
+	left := (settings.TrainShare+settings.EvalShare)*r.in.TimeBudget - r.budgetElapsed(ctx)
+	if left <= 0 {
+		f, set := workflow.NewFuture(ctx)
+		set.Set(nil, nil)
+		return f, func() {}
+	}
+	tctx, stop := workflow.WithCancel(ctx)
+	return workflow.NewTimer(tctx, time.Duration(math.Ceil(left))*time.Second), stop
+}
+
 // evalBatch samples the programs ids from the final policy (improving improveOf's, when given),
-// runs them at once and returns those whose execution completed.
-func (r *trainRun) evalBatch(ctx workflow.Context, purpose string, ids, improveOf []string) ([]activities.ExecuteResult, error) {
+// runs them at once and returns those whose execution completed. A deadline (nil: none) that
+// fires first cancels those still running (cut counts them) and keeps the finished ones; one
+// already past samples nothing.
+func (r *trainRun) evalBatch(ctx workflow.Context, purpose string, ids, improveOf []string, deadline workflow.Future) (kept []activities.ExecuteResult, cut int, err error) {
+	if deadline != nil && (deadline.IsReady() || len(ids) == 0) {
+		return nil, 0, nil
+	}
 	refs, err := r.sample(ctx, fmt.Sprintf("sample %d %s programs", len(ids), purpose), activities.SampleInput{
 		Iteration: r.st.Iteration, IDs: ids, Purpose: purpose, ImproveOf: improveOf, ImproveEdit: r.in.ImproveEdit})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	if deadline != nil {
+		return r.runUntil(ctx, refs, deadline)
 	}
 	futures := make([]workflow.Future, len(refs))
 	out := make([]activities.ExecuteResult, len(refs))
@@ -132,7 +189,6 @@ func (r *trainRun) evalBatch(ctx workflow.Context, purpose string, ids, improveO
 			set.Set(nil, nil)
 		})
 	}
-	var kept []activities.ExecuteResult
 	for k, f := range futures {
 		f.Get(ctx, nil)
 		if errs[k] != nil {
@@ -141,7 +197,47 @@ func (r *trainRun) evalBatch(ctx workflow.Context, purpose string, ids, improveO
 		}
 		kept = append(kept, out[k])
 	}
-	return kept, nil
+	return kept, 0, nil
+}
+
+// runUntil runs refs at once until they finish or deadline fires, cancels those still running
+// (their sandboxes end as the staleness cap's do) and returns the finished ones in refs' order.
+func (r *trainRun) runUntil(ctx workflow.Context, refs []activities.SampleRef, deadline workflow.Future) (kept []activities.ExecuteResult, cut int, err error) {
+	out := make([]activities.ExecuteResult, len(refs))
+	errs := make([]error, len(refs))
+	finished := make([]bool, len(refs))
+	cancels := make([]workflow.CancelFunc, len(refs))
+	sel := workflow.NewSelector(ctx)
+	for k, ref := range refs {
+		cctx, cancel := workflow.WithCancel(ctx)
+		cancels[k] = cancel
+		f, set := workflow.NewFuture(ctx)
+		workflow.Go(cctx, func(gctx workflow.Context) {
+			out[k], errs[k] = r.execute(gctx, ref.ID)
+			set.Set(nil, nil)
+		})
+		sel.AddFuture(f, func(workflow.Future) { finished[k] = true })
+	}
+	timeUp := false
+	sel.AddFuture(deadline, func(workflow.Future) { timeUp = true })
+	for left := len(refs); left > 0 && !timeUp; {
+		sel.Select(ctx)
+		if !timeUp {
+			left--
+		}
+	}
+	for k := range refs {
+		switch {
+		case !finished[k]:
+			cancels[k]()
+			cut++
+		case errs[k] != nil:
+			r.logger.Warn("evaluation execution did not complete", "sample", refs[k].ID, "error", errs[k])
+		default:
+			kept = append(kept, out[k])
+		}
+	}
+	return kept, cut, nil
 }
 
 // finalGrade re-runs a program on the full public train and grades it on the test answers.
@@ -156,7 +252,7 @@ func (r *trainRun) finalGrade(ctx workflow.Context, summary, sample string) (*ac
 }
 
 // settings is the report's one line on how the run was configured.
-func (r *trainRun) settings() string {
+func (r *trainRun) settings(notes []string) string {
 	in := r.in
 	s := fmt.Sprintf("iterations=%d (completed %d) B=%d m=%d K=%d seed=%d duration-weight=%v reward=%s reward-folds=%d", in.Iterations, r.st.Iteration,
 		in.Batch, in.Oversample, in.EvalSamples, in.Seed, in.PPO.DurationWeight, cmp.Or(in.Reward, "paper"), max(in.RewardFolds, 1))
@@ -175,6 +271,9 @@ func (r *trainRun) settings() string {
 	}
 	if in.FinalCandidates > 0 {
 		s += fmt.Sprintf(" final-answer=%d candidates on %d folds", in.FinalCandidates, in.FinalFolds)
+	}
+	for _, n := range notes {
+		s += "; " + n
 	}
 	return s
 }

@@ -2,11 +2,14 @@ package workflows
 
 import (
 	"fmt"
+	"math"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"mlerl/activities"
 	"mlerl/artifacts/runstore"
+	"mlerl/settings"
 )
 
 // outcome is one finished (or failed) execution.
@@ -33,6 +36,9 @@ type pool struct {
 	pending []*running
 	// it is the iteration sampling is for and sampled how many programs it has sampled.
 	it, sampled int
+	// timeUp: training's share of the run's time budget passed while collect or drain waited
+	// (from version 1 of stop-at-time-budget), so they stopped waiting.
+	timeUp bool
 }
 
 func newPool(ctx workflow.Context, r *trainRun) *pool {
@@ -89,6 +95,46 @@ func (p *pool) receive(ctx workflow.Context, mayLeaveOut bool) (outcome, bool) {
 	return p.settle(o, mayLeaveOut)
 }
 
+// armTimeShare starts the timer that ends waiting at training's share of the run's time budget
+// (nil: no such stop, or the share has passed already, which sets timeUp); stop cancels it.
+// An iteration waits for B programs, and slow programs would otherwise carry training far
+// past its share. Pauses are taken between iterations only, so the deadline holds while the
+// timer runs.
+func (p *pool) armTimeShare(ctx workflow.Context) (timer workflow.Future, stop func()) {
+	r := p.run
+	if !r.stopAtTimeShare || p.timeUp {
+		return nil, func() {}
+	}
+	left := settings.TrainShare*r.in.TimeBudget - r.budgetElapsed(ctx)
+	if left <= 0 {
+		p.timeUp = true
+		return nil, func() {}
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	// Whole seconds: the budget is stated in them, and the timer fires at or after the share.
+	return workflow.NewTimer(tctx, time.Duration(math.Ceil(left))*time.Second), cancel
+}
+
+// await waits for the next outcome (use as settle says), or for timer (nil: none) to fire:
+// got is false then, and timeUp is set.
+func (p *pool) await(ctx workflow.Context, timer workflow.Future, mayLeaveOut bool) (o outcome, use, got bool) {
+	if timer == nil {
+		o, use = p.receive(ctx, mayLeaveOut)
+		return o, use, true
+	}
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(p.results, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &o); got = true })
+	sel.AddFuture(timer, func(workflow.Future) {})
+	sel.Select(ctx)
+	// A result that arrived with the timer is still taken; the next wait stops.
+	p.timeUp = timer.IsReady()
+	if !got {
+		return o, false, false
+	}
+	o, use = p.settle(o, mayLeaveOut)
+	return o, use, true
+}
+
 // startIteration makes sampling name programs after iteration it.
 func (p *pool) startIteration(it int) { p.it, p.sampled = it, 0 }
 
@@ -97,7 +143,7 @@ func (p *pool) startIteration(it int) { p.it, p.sampled = it, 0 }
 func (p *pool) topUp(ctx workflow.Context) error {
 	r := p.run
 	need := r.in.Batch*r.in.Oversample - len(p.pending) - len(r.st.Carry)
-	if need <= 0 || r.carriedPastBudget() {
+	if need <= 0 || r.carriedPastBudget() || r.carriedPastTimeShare(ctx) {
 		return nil
 	}
 	ids := make([]string, need)
@@ -133,7 +179,8 @@ func (p *pool) cancelStale(it, cap int) {
 // collect returns the iteration's outcomes: results carried from the previous segment first,
 // then B programs that finish (stale outcomes join with their partial credit but do not count
 // toward B, so an iteration always learns from B programs that finished), or fewer when a
-// sandbox-seconds budget runs out first.
+// sandbox-seconds budget runs out first or training's share of the time budget passes (then
+// possibly none: see trainRun.iterate).
 func (p *pool) collect(ctx workflow.Context) ([]outcome, error) {
 	r := p.run
 	var done []outcome
@@ -144,8 +191,18 @@ func (p *pool) collect(ctx workflow.Context) ([]outcome, error) {
 	if r.nearestBudget && r.budgetSpentMidIteration(len(done)) {
 		return done, nil // the budget was spent in the drain: learn from what it paid for
 	}
+	timer, stopTimer := p.armTimeShare(ctx)
+	defer stopTimer()
+	if p.timeUp {
+		return done, nil // the share passed in a drain or while sampling: learn from what finished
+	}
 	for counted := len(done); counted < r.in.Batch; {
-		o, use := p.receive(ctx, counted > 0)
+		o, use, got := p.await(ctx, timer, counted > 0)
+		if !got {
+			// Training's share of the time budget passed: the programs in flight are cancelled
+			// with the run's, counted neither as failures nor as rewards.
+			return done, nil
+		}
 		for {
 			if use {
 				done = append(done, o)
@@ -159,7 +216,7 @@ func (p *pool) collect(ctx workflow.Context) ([]outcome, error) {
 			}
 			o, use = p.settle(o, counted > 0)
 		}
-		if r.budgetSpentMidIteration(counted) {
+		if r.budgetSpentMidIteration(counted) || p.timeUp {
 			// Nothing more is sampled; the programs still in flight are cancelled with the run's.
 			return done, nil
 		}
@@ -173,11 +230,14 @@ func (p *pool) collect(ctx workflow.Context) ([]outcome, error) {
 	return done, nil
 }
 
-// drain waits for every program in flight, or until stop says so, and returns the outcomes.
+// drain waits for every program in flight, or until stop says so or training's share of the
+// time budget passes, and returns the outcomes.
 func (p *pool) drain(ctx workflow.Context, stop func() bool) []outcome {
+	timer, stopTimer := p.armTimeShare(ctx)
+	defer stopTimer()
 	var out []outcome
-	for len(p.pending) > 0 && !stop() {
-		if o, use := p.receive(ctx, true); use {
+	for len(p.pending) > 0 && !stop() && !p.timeUp {
+		if o, use, got := p.await(ctx, timer, true); got && use {
 			out = append(out, o)
 		}
 	}

@@ -83,6 +83,10 @@ type fakeRun struct {
 	// updateWall is how long each policy update takes on the workflow's clock (the mocked
 	// executions take real milliseconds, which that clock does not see).
 	updateWall time.Duration
+	// execWall, when set, is how long each execution takes on the workflow's clock; execWalls
+	// lists the values it returns (a mock's delay is fixed, so each gets a mock of its own).
+	execWall  func(id string) time.Duration
+	execWalls []time.Duration
 
 	// sampleFallback, when set, is the fallback SamplePrograms reports for a call.
 	sampleFallback func(activities.SampleInput) string
@@ -136,25 +140,29 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			return refs, nil
 		})
 	env.OnActivity(a.InstrumentPrograms, mock.Anything, mock.Anything).Return(activities.InstrumentResult{}, nil)
-	env.OnActivity(a.ExecuteProgram, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.ExecuteInput) (activities.ExecuteResult, error) {
-			// Mocked activities run in real time in the test environment: a short real sleep
-			// orders completions.
-			time.Sleep(duration(in.SampleID))
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.executed = append(f.executed, in.SampleID)
-			f.folds = append(f.folds, in.Folds)
-			f.rewards = append(f.rewards, in.Reward)
-			s := score(in.SampleID)
-			r := activities.ExecuteResult{SampleID: in.SampleID, DurationS: duration(in.SampleID).Seconds(), Score: s, Valid: s != nil}
-			if s != nil {
-				r.Reward = -*s
-			} else {
-				r.Reward = -10
-			}
-			return r, nil
-		})
+	execute := func(_ context.Context, in activities.ExecuteInput) (activities.ExecuteResult, error) {
+		// Mocked activities run in real time in the test environment: a short real sleep
+		// orders completions.
+		time.Sleep(duration(in.SampleID))
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.executed = append(f.executed, in.SampleID)
+		f.folds = append(f.folds, in.Folds)
+		f.rewards = append(f.rewards, in.Reward)
+		s := score(in.SampleID)
+		r := activities.ExecuteResult{SampleID: in.SampleID, DurationS: duration(in.SampleID).Seconds(), Score: s, Valid: s != nil}
+		if s != nil {
+			r.Reward = -*s
+		} else {
+			r.Reward = -10
+		}
+		return r, nil
+	}
+	for _, d := range f.execWalls {
+		env.OnActivity(a.ExecuteProgram, mock.Anything, mock.MatchedBy(func(in activities.ExecuteInput) bool { return f.execWall(in.SampleID) == d })).
+			Return(execute).After(d)
+	}
+	env.OnActivity(a.ExecuteProgram, mock.Anything, mock.Anything).Return(execute)
 	env.OnActivity(a.UpdatePolicy, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.UpdateInput) (activities.UpdateResult, error) {
 			f.updates = append(f.updates, in)
