@@ -38,7 +38,8 @@ import (
 // answer-distinct-predictions, answer-guards-candidates, answer-drops-failed-refits,
 // answer-untuned-baseline and answer-tuning-budget: train-answer-tuning-waves (no untuned
 // answer) and train-answer-untuned (unguarded candidates). Kept: stop-at-sandbox-budget, whose
-// newest version (3) no history holds yet.
+// newest version (3) no history holds yet, and stop-at-time-budget (version 1, taken only by
+// runs with a time budget), which none holds either.
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.history.json.gz"))
 	if err != nil || len(files) == 0 {
