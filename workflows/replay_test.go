@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
 // Histories recorded from real runs on the dev server (`temporal workflow show -o json`, then
@@ -31,6 +32,11 @@ import (
 //	train-resumed-segment-stopped: the last segment of a paused, resumed and stopped run
 //	train-answer-guarded: an rl cell of experiment nomadguard (nomad, seed 421) whose answer
 //	cross-validated guarded candidates, with the newest branch of every answer gate
+//	train-answer-child: a random-acts-of-pizza run (1 iteration, 3 candidates on 3 folds, 1
+//	tuned) whose answer ran as the FinalAnswer child workflow (version 1 of
+//	final-answer-child)
+//	final-answer-tuned: that run's FinalAnswer (candidates, a tuning round cut by the tuning
+//	budget, ensemble, refits, the untuned answer, blend)
 //	experiment-small: an Experiment of 2 tasks with data and 1 without × rl, static and
 //	static-matched (children, matched budgets, curve grading, ledger saves)
 //
@@ -63,7 +69,13 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 			r.RegisterWorkflow(Train)
 			r.RegisterWorkflow(Experiment)
 			r.RegisterWorkflow(FinalAnswer)
-			if err := r.ReplayWorkflowHistory(nil, hist); err != nil {
+			// Replay as the recorded workflow's own id: Train names its answer's child after it,
+			// and the replayer's stand-in id would start a child the history does not hold.
+			var opts worker.ReplayWorkflowHistoryOptions
+			if a := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes(); a.GetWorkflowId() != "" {
+				opts.OriginalExecution = workflow.Execution{ID: a.GetWorkflowId(), RunID: a.GetOriginalExecutionRunId()}
+			}
+			if err := r.ReplayWorkflowHistoryWithOptions(nil, hist, opts); err != nil {
 				t.Fatalf("%s no longer replays: %v", f, err)
 			}
 		})
