@@ -25,13 +25,8 @@ import (
 //
 //	train-rl-s21: an rl cell of the paper experiment (insults, 4 iterations, best program graded)
 //	train-static-matched-s21: a static cell trained to a sandbox-seconds budget
-//	train-static-matched-stops-at-budget: the last segment of a static-matched leaf cell of
-//	experiment leafmatched, stopped mid-iteration by its budget (version 1 of
-//	stop-at-sandbox-budget)
 //	train-pause-then-continue-as-new: a pause arriving while a segment hands over
 //	train-resumed-segment-stopped: the last segment of a paused, resumed and stopped run
-//	train-answer-guarded: an rl cell of experiment nomadguard (nomad, seed 421) whose answer
-//	cross-validated guarded candidates, with the newest branch of every answer gate
 //	train-answer-child: a random-acts-of-pizza run (1 iteration, 3 candidates on 3 folds, 1
 //	tuned) whose answer ran as the FinalAnswer child workflow (version 1 of
 //	final-answer-child)
@@ -45,6 +40,11 @@ import (
 // answer-untuned-baseline and answer-tuning-budget: train-answer-tuning-waves (no untuned
 // answer) and train-answer-untuned (unguarded candidates). Kept: stop-at-sandbox-budget, whose
 // newest version (3) no history holds yet.
+//
+// Retired on 6 December 2026 with the gate final-answer-child (the answer moved from Train's
+// own commands to the FinalAnswer child workflow): train-answer-guarded and
+// train-static-matched-stops-at-budget, whose answers ran inline. The latter was the only
+// history of version 1 of stop-at-sandbox-budget, which stays as the note above says.
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.history.json.gz"))
 	if err != nil || len(files) == 0 {
