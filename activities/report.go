@@ -155,7 +155,7 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 		return fmt.Sprintf("%.5f", *v)
 	}
 	if len(ans.Tuning) > 0 {
-		b.WriteString("Before the ensemble was chosen, the best candidates that are different programs apart from their tunable slots were tuned along them, one slot at a time, by the same cross-validation, within `--final-tune-budget` times the candidates' sandbox time (each variant is a candidate below):\n\n| tuned | slot | variants tried | kept | its CV score |\n|---|---|---|---|---|\n")
+		b.WriteString("Before the ensemble was chosen, the best candidates that are different programs apart from their tunable slots were tuned along them, one slot at a time in rounds over the slots while a round's out-of-fold gain beat its fold-to-fold noise, by the same cross-validation, within `--final-tune-budget` times the candidates' sandbox time (each variant is a candidate below):\n\n| round | tuned | slot | variants tried | kept | its CV score |\n|---|---|---|---|---|---|\n")
 		for _, t := range ans.Tuning {
 			tried := fmt.Sprint(t.Tried)
 			if t.Skipped != "" && t.Tried == 0 {
@@ -163,9 +163,19 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 			} else if t.Skipped != "" {
 				tried = fmt.Sprintf("%d, then stopped: %s", t.Tried, t.Skipped)
 			}
-			fmt.Fprintf(b, "| `%s` | %s | %s | `%s` | %s |\n", t.From, t.Slot, tried, t.Kept, num(t.Score))
+			round := "-" // runs recorded before the rounds
+			if t.Round > 0 {
+				round = fmt.Sprint(t.Round)
+			}
+			fmt.Fprintf(b, "| %s | `%s` | %s | %s | `%s` | %s |\n", round, t.From, t.Slot, tried, t.Kept, num(t.Score))
 		}
 		b.WriteString("\n")
+		for _, st := range ans.TuneStops {
+			fmt.Fprintf(b, "- tuning of `%s` stopped at `%s`: %s\n", st.From, st.Kept, st.Why)
+		}
+		if len(ans.TuneStops) > 0 {
+			b.WriteString("\n")
+		}
 	}
 	weight := map[string]AnswerMember{}
 	for _, m := range ans.Members {

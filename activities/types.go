@@ -291,6 +291,9 @@ type CrossValidateResult = runrecord.CrossValidateResult
 // TuneStep is a run record (runrecord.TuneStep).
 type TuneStep = runrecord.TuneStep
 
+// TuneStop is a run record (runrecord.TuneStop).
+type TuneStop = runrecord.TuneStop
+
 // TuneInput asks for the variants of candidate Of along its library's tunable slot number
 // Slot; a negative Slot asks only what Of is apart from its tunable slots.
 type TuneInput struct {

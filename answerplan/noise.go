@@ -1,37 +1,17 @@
 package answerplan
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
-// Improved judges the pass by the noise rule (ShouldContinue): whether the program it keeps
-// beats the one it varied by more than their fold-to-fold noise, and if not, why the
-// candidate's tuning stops there. A pass that ran no variant measured nothing and is not
-// judged: a pass skipped for its cost leaves the next slot's (cheaper) variants to be tried.
-func (p *Pass) Improved() (bool, string) {
-	if p.step.Tried == 0 {
-		return true, ""
-	}
-	if p.kept.SampleID == p.from.SampleID {
-		return false, fmt.Sprintf("stopped: no variant along %s beat %s", p.step.Slot, p.from.SampleID)
-	}
-	ok, gain, noise := ShouldContinue(p.from.FoldScores, p.kept.FoldScores, !p.lowerIsBetter)
-	if ok {
-		return true, ""
-	}
-	return false, fmt.Sprintf("stopped: gain %.4g within fold noise %.4g (%s over %s)", gain, noise, p.kept.SampleID, p.from.SampleID)
-}
-
-// ShouldContinue is the tuning's noise rule: after a pass, the gain is the mean of the
-// per-fold score differences between the new best and the previous best (paired by fold:
-// both ran on the same partition, so the folds' own difficulty cancels), signed so that an
-// improvement is positive, and the noise is their standard error. Tuning goes on only while
-// the gain is larger than one standard error: a smaller gain is what reshuffling which folds
-// a program happens to suit produces, and chasing it spends the budget on noise. The rule is
-// stated in the data's own spread, so it needs no constant tuned on any task. Folds that do
-// not pair (a different count, or fewer than two: no spread to measure) leave the rule
-// silent: gain and noise are NaN, and the caps (the tuning budget, the time budget) decide.
+// ShouldContinue is the tuning's noise rule: after a round of tuning (Descent), the gain is
+// the mean of the per-fold score differences between the program the round ended on and the
+// one it started from (paired by fold: both ran on the same partition, so the folds' own
+// difficulty cancels), signed so that an improvement is positive, and the noise is their
+// standard error. Tuning goes on only while the gain is larger than one standard error: a
+// smaller gain is what reshuffling which folds a program happens to suit produces, and
+// chasing it spends the budget on noise. The rule is stated in the data's own spread, so it
+// needs no constant tuned on any task. Folds that do not pair (a different count, or fewer
+// than two: no spread to measure) leave the rule silent: gain and noise are NaN, and the caps
+// (the tuning budget, the time budget) decide.
 func ShouldContinue(prevFolds, newFolds []float64, higherIsBetter bool) (cont bool, gain, noise float64) {
 	n := len(prevFolds)
 	if n < 2 || len(newFolds) != n {

@@ -3,8 +3,6 @@ package answerplan
 import (
 	"math"
 	"testing"
-
-	"mlerl/runrecord"
 )
 
 // NextCosts extrapolates a pass's costs: the program's cost until a variant is seen, then the
@@ -58,38 +56,6 @@ func TestShouldContinue(t *testing.T) {
 			same := func(a, b float64) bool { return math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) < 1e-12 }
 			if cont != c.cont || !same(gain, c.gain) || !same(noise, c.noise) {
 				t.Fatalf("ShouldContinue = %v, %v, %v; want %v, %v, %v", cont, gain, noise, c.cont, c.gain, c.noise)
-			}
-		})
-	}
-}
-
-// A pass is judged by the noise rule only when it ran variants; one that kept its program
-// gained nothing and stops the candidate's tuning.
-func TestPassImproved(t *testing.T) {
-	score := func(v float64) *float64 { return &v }
-	from := runrecord.CrossValidateResult{SampleID: "p", Score: score(0.5), FoldScores: []float64{0.5, 0.5}, DurationS: 1}
-	variant := func(id string, s float64, folds ...float64) runrecord.CrossValidateResult {
-		return runrecord.CrossValidateResult{SampleID: id, Score: score(s), FoldScores: folds, DurationS: 1}
-	}
-	for _, c := range []struct {
-		name    string
-		budget  float64
-		results []runrecord.CrossValidateResult
-		ok      bool
-		why     string
-	}{
-		{"nothing run (the budget skipped it): not judged", 0, nil, true, ""},
-		{"no variant beat the program", 10, []runrecord.CrossValidateResult{variant("v1", 0.4, 0.4, 0.4)}, false, "stopped: no variant along strength beat p"},
-		{"a clear gain", 10, []runrecord.CrossValidateResult{variant("v1", 0.7, 0.7, 0.7)}, true, ""},
-		{"a gain within the noise", 10, []runrecord.CrossValidateResult{variant("v1", 0.55, 0.9, 0.2)}, false, "stopped: gain 0.05 within fold noise 0.35 (v1 over p)"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			p := NewPass(from, "strength", []string{"v1"}, []string{"s1"}, false)
-			if ids := p.NextWave(0, c.budget, math.Inf(1)); len(ids) > 0 {
-				p.Record(c.results)
-			}
-			if ok, why := p.Improved(); ok != c.ok || why != c.why {
-				t.Fatalf("Improved() = %v, %q; want %v, %q", ok, why, c.ok, c.why)
 			}
 		})
 	}

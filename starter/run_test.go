@@ -176,12 +176,22 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Fatalf("the answer's submission regrades %+v %v, the run says %v", g, err, *ans.Test.Report.Score)
 		}
 		// The best candidate was tuned along leaf's three tunable slots, model, transform, then
-		// strength, each pass varying what the last kept, each variant a stored program
-		// cross-validated like the candidates; a pass stops before variants that would cost
-		// more than the budget has left and says so.
-		if len(ans.Tuning) != 3 || ans.Tuning[0].Slot != "model" || ans.Tuning[1].Slot != "transform" || ans.Tuning[2].Slot != "strength" ||
-			ans.Tuning[1].From != ans.Tuning[0].Kept || ans.Tuning[2].From != ans.Tuning[1].Kept {
+		// strength in its first round, and in later rounds (while a round beat its fold noise
+		// and the budget held) along those whose program changed, each pass varying what the
+		// last kept, each variant a stored program cross-validated like the candidates; a pass
+		// stops before variants that would cost more than the budget has left and says so, and
+		// the answer says why the candidate's tuning stopped.
+		if len(ans.Tuning) < 3 || ans.Tuning[0].Slot != "model" || ans.Tuning[1].Slot != "transform" || ans.Tuning[2].Slot != "strength" {
 			t.Fatalf("tuning: %+v", ans.Tuning)
+		}
+		for i, step := range ans.Tuning {
+			first := i < 3 // round 1 passes every slot
+			if first != (step.Round == 1) || i > 0 && (step.Round < ans.Tuning[i-1].Round || step.From != ans.Tuning[i-1].Kept) {
+				t.Fatalf("tuning pass %d %+v: want round 1 for the first three, later rounds after, each varying what the pass before kept: %+v", i, step, ans.Tuning)
+			}
+		}
+		if len(ans.TuneStops) != 1 || ans.TuneStops[0].From != ans.Tuning[0].From || !strings.HasPrefix(ans.TuneStops[0].Why, "round ") {
+			t.Fatalf("tuning stops %+v", ans.TuneStops)
 		}
 		tried := 0
 		for _, step := range ans.Tuning {

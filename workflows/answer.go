@@ -226,12 +226,14 @@ func (a *answerRun) crossValidate(ctx workflow.Context, ids []string) (results [
 }
 
 // tune tunes the best Tune scored candidates (best first) that are different programs apart
-// from their library's tunable slots, slot by slot (on tabular classification the model family
-// first, then the family's settings): a sampled program is rarely at its best settings, and
-// tuning the best programs' settings is what an engineer does next. Each slot is a pass
-// (answerplan.Pass); the next slot varies what the pass kept. Every scored variant whose
-// predictions are new joins the candidates the ensemble chooses from. A step that fails ends
-// that candidate's tuning with a warning: tuning only adds candidates.
+// from their library's tunable slots, by rounds of coordinate descent over the slots (on
+// tabular classification the model family first, then the family's settings): a sampled
+// program is rarely at its best settings, and tuning the best programs' settings is what an
+// engineer does next. Each slot is a pass (answerplan.Pass); the next slot varies what the
+// pass kept; answerplan.Descent decides which slot comes next and when the candidate's tuning
+// stops, which the answer records. Every scored variant whose predictions are new joins the
+// candidates the ensemble chooses from. A step that fails ends that candidate's tuning with a
+// warning: tuning only adds candidates.
 //
 // The budget: TuneBudget times the sandbox time the candidates' own cross-validation took, so
 // one slow candidate (a stacking whose folds take minutes) cannot cost several times all the
@@ -256,24 +258,24 @@ func (a *answerRun) tune(ctx workflow.Context, scored []activities.CrossValidate
 		}
 		bases[kind.Base] = true
 		tuned++
-		cur := cand
-		for slot := 0; slot < kind.Slots; slot++ {
+		d := answerplan.NewDescent(cand, kind.Slots, in.LowerIsBetter)
+		for slot, ok := d.Next(); ok; slot, ok = d.Next() {
+			cur := d.Program()
 			var vs activities.TuneResult
 			if err := workflow.ExecuteActivity(summarised(ctx, a.opts.local, "variants of %s along tunable slot %d", cur.SampleID, slot), a.acts.TuneVariants,
 				activities.TuneInput{Run: in.Run, Task: in.Task, Of: cur.SampleID, Slot: slot}).Get(ctx, &vs); err != nil {
 				a.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", err)
+				d.End(fmt.Sprintf("the variants along slot %d failed: %v", slot, err))
 				break
 			}
 			pass := answerplan.NewPass(cur, vs.Slot, vs.IDs, vs.Options, in.LowerIsBetter)
-			stopped := false
+			badInput := ""
 			for ids := pass.NextWave(spent, budget, a.timeLeft(ctx)); len(ids) > 0; ids = pass.NextWave(spent, budget, a.timeLeft(ctx)) {
 				done, all := pass.Progress()
-				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), slot %s: %d of %d variants cross-validated",
-					tuned, in.Tune, cand.SampleID, vs.Slot, done, all)
-				results, badInput := a.crossValidate(ctx, ids)
-				if badInput != "" {
-					a.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", badInput)
-					stopped = true
+				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), round %d, slot %s: %d of %d variants cross-validated",
+					tuned, in.Tune, cand.SampleID, d.Round(), vs.Slot, done, all)
+				var results []activities.CrossValidateResult
+				if results, badInput = a.crossValidate(ctx, ids); badInput != "" {
 					break
 				}
 				for _, cv := range pass.Record(results) {
@@ -286,37 +288,22 @@ func (a *answerRun) tune(ctx workflow.Context, scored []activities.CrossValidate
 					}
 				}
 			}
-			if stopped {
+			if badInput != "" {
+				a.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", badInput)
 				if pass.Step().Tried > 0 {
-					ans.Tuning = append(ans.Tuning, pass.Step())
+					ans.Tuning = append(ans.Tuning, d.Passed(slot, pass))
 				}
+				d.End(fmt.Sprintf("slot %s: %s", vs.Slot, badInput))
 				break
 			}
-			ans.Tuning = append(ans.Tuning, pass.Step())
-			cur = pass.Kept()
-			if ok, why := pass.Improved(); !ok {
-				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), slot %s: %s", tuned, in.Tune, cand.SampleID, vs.Slot, why)
-				a.logger.Info("tuning stopped for a candidate: its last pass did not beat the fold noise", "sample", cand.SampleID, "slot", vs.Slot, "why", why)
-				a.skipSlots(ctx, cur, slot+1, kind.Slots, why)
-				break
-			}
+			ans.Tuning = append(ans.Tuning, d.Passed(slot, pass))
 		}
+		why := d.Stopped()
+		ans.TuneStops = append(ans.TuneStops, activities.TuneStop{From: cand.SampleID, Kept: d.Program().SampleID, Why: why})
+		a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s) stopped: %s", tuned, in.Tune, cand.SampleID, why)
+		a.logger.Info("tuning stopped for a candidate", "sample", cand.SampleID, "kept", d.Program().SampleID, "why", why)
 	}
 	return scored
-}
-
-// skipSlots records the slots from..to-1 of cur as passes not run, and why: the answer's
-// record lists every tunable slot of a tuned candidate, as when its budget skips them.
-func (a *answerRun) skipSlots(ctx workflow.Context, cur activities.CrossValidateResult, from, to int, why string) {
-	for slot := from; slot < to; slot++ {
-		var vs activities.TuneResult
-		if err := workflow.ExecuteActivity(summarised(ctx, a.opts.local, "variants of %s along tunable slot %d", cur.SampleID, slot), a.acts.TuneVariants,
-			activities.TuneInput{Run: a.in.Run, Task: a.in.Task, Of: cur.SampleID, Slot: slot}).Get(ctx, &vs); err != nil {
-			a.logger.Warn("tuning stopped for a candidate", "sample", cur.SampleID, "slot", slot, "error", err)
-			return
-		}
-		a.ans.Tuning = append(a.ans.Tuning, activities.TuneStep{From: cur.SampleID, Slot: vs.Slot, Kept: cur.SampleID, Score: cur.Score, Skipped: why})
-	}
 }
 
 // chooseEnsemble weighs the scored candidates (best first) by greedy ensemble selection and

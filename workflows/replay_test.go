@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
 // Histories recorded from real runs on the dev server (`temporal workflow show -o json`, then
@@ -24,13 +25,13 @@ import (
 //
 //	train-rl-s21: an rl cell of the paper experiment (insults, 4 iterations, best program graded)
 //	train-static-matched-s21: a static cell trained to a sandbox-seconds budget
-//	train-static-matched-stops-at-budget: the last segment of a static-matched leaf cell of
-//	experiment leafmatched, stopped mid-iteration by its budget (version 1 of
-//	stop-at-sandbox-budget)
 //	train-pause-then-continue-as-new: a pause arriving while a segment hands over
 //	train-resumed-segment-stopped: the last segment of a paused, resumed and stopped run
-//	train-answer-guarded: an rl cell of experiment nomadguard (nomad, seed 421) whose answer
-//	cross-validated guarded candidates, with the newest branch of every answer gate
+//	train-answer-child: a random-acts-of-pizza run (1 iteration, 3 candidates on 3 folds, 1
+//	tuned) whose answer ran as the FinalAnswer child workflow (version 1 of
+//	final-answer-child)
+//	final-answer-tuned: that run's FinalAnswer (candidates, a tuning round cut by the tuning
+//	budget, ensemble, refits, the untuned answer, blend)
 //	experiment-small: an Experiment of 2 tasks with data and 1 without × rl, static and
 //	static-matched (children, matched budgets, curve grading, ledger saves)
 //
@@ -40,6 +41,11 @@ import (
 // answer) and train-answer-untuned (unguarded candidates). Kept: stop-at-sandbox-budget, whose
 // newest version (3) no history holds yet, and stop-at-time-budget (version 1, taken only by
 // runs with a time budget), which none holds either.
+//
+// Retired on 6 December 2026 with the gate final-answer-child (the answer moved from Train's
+// own commands to the FinalAnswer child workflow): train-answer-guarded and
+// train-static-matched-stops-at-budget, whose answers ran inline. The latter was the only
+// history of version 1 of stop-at-sandbox-budget, which stays as the note above says.
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.history.json.gz"))
 	if err != nil || len(files) == 0 {
@@ -64,7 +70,13 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 			r.RegisterWorkflow(Train)
 			r.RegisterWorkflow(Experiment)
 			r.RegisterWorkflow(FinalAnswer)
-			if err := r.ReplayWorkflowHistory(nil, hist); err != nil {
+			// Replay as the recorded workflow's own id: Train names its answer's child after it,
+			// and the replayer's stand-in id would start a child the history does not hold.
+			var opts worker.ReplayWorkflowHistoryOptions
+			if a := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes(); a.GetWorkflowId() != "" {
+				opts.OriginalExecution = workflow.Execution{ID: a.GetWorkflowId(), RunID: a.GetOriginalExecutionRunId()}
+			}
+			if err := r.ReplayWorkflowHistoryWithOptions(nil, hist, opts); err != nil {
 				t.Fatalf("%s no longer replays: %v", f, err)
 			}
 		})

@@ -32,9 +32,7 @@ func addLeader(board []activities.Leader, lowerIsBetter bool, l activities.Leade
 
 // finalAnswer is the run's answer without the test answers, built from its leaders (training
 // programs and the evaluation's evals) by the FinalAnswer child workflow. graded holds the test
-// grades already made (sample -> grade), so a member is not refit twice. Version 1 of
-// final-answer-child runs the answer as a child; runs recorded before it built it in Train's
-// own history (finalAnswerInline).
+// grades already made (sample -> grade), so a member is not refit twice.
 func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteResult, graded map[string]*activities.FinalGradeResult) (*activities.FinalAnswer, error) {
 	r.publish(PhaseFinalAnswer, 0)
 	in := r.in
@@ -50,9 +48,6 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 	ids := make([]string, len(board))
 	for i, l := range board {
 		ids[i] = l.Sample
-	}
-	if workflow.GetVersion(ctx, "final-answer-child", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return r.finalAnswerInline(ctx, ids, graded)
 	}
 	child := FinalAnswerInput{Run: in.Run, Task: in.Task, Protocol: in.Protocol, LowerIsBetter: r.st.Task.LowerIsBetter, Leaders: ids,
 		Candidates: in.FinalCandidates, Folds: in.FinalFolds, Tune: in.FinalTune, TuneBudget: in.FinalTuneBudget,

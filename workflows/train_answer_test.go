@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -290,33 +291,44 @@ func TestNoFinalAnswerWhenTurnedOff(t *testing.T) {
 }
 
 // The best candidates that are different programs apart from their tunable slots are tuned
-// slot by slot: each slot's variants are cross-validated, the best kept when it beats the
-// program it varies, and the next slot varies the kept one. Every new variant joins the
+// by rounds over their slots: each slot's variants are cross-validated, the best kept when it
+// beats the program it varies, and the next slot varies the kept one; a second round passes
+// again the slots whose program changed since their last pass. Every new variant joins the
 // ensemble's candidates; one repeating a candidate's predictions is left out.
 func TestFinalAnswerTunesTheBestCandidatesSlotBySlot(t *testing.T) {
 	f, res, board := runTuning(t, func(id string) float64 {
 		if strings.HasPrefix(id, "tune-") {
 			return 1
 		}
-		return 10 // the three candidates: a budget of 30 s for the six variants' 6
+		return 10 // the three candidates: a budget of 30 s for the ten variants' 10
 	})
 	a := res.Answer
 	var steps []string
 	for _, s := range a.Tuning {
-		steps = append(steps, s.From+" "+s.Slot+" -> "+s.Kept)
+		steps = append(steps, fmt.Sprintf("%d %s %s -> %s", s.Round, s.From, s.Slot, s.Kept))
 	}
 	power := func(of string) string { return "tune-" + of + "-transform-power" }
-	want := []string{
-		board[0] + " transform -> " + power(board[0]), power(board[0]) + " strength -> tune-" + power(board[0]) + "-strength-s4",
-		board[2] + " transform -> " + power(board[2]), power(board[2]) + " strength -> tune-" + power(board[2]) + "-strength-s4",
+	s4 := func(of string) string { return "tune-" + power(of) + "-strength-s4" }
+	// Round 2 varies the transform of the strength s4 program, which keeps it; the strength
+	// slot last kept that program, so its variants would be the ones already run.
+	var want []string
+	for _, c := range []string{board[0], board[2]} {
+		want = append(want, "1 "+c+" transform -> "+power(c), "1 "+power(c)+" strength -> "+s4(c), "2 "+s4(c)+" transform -> "+s4(c))
 	}
 	if !slices.Equal(steps, want) {
 		t.Fatalf("tuning steps\n%v\nwant\n%v", strings.Join(steps, "\n"), strings.Join(want, "\n"))
 	}
+	wantStops := []activities.TuneStop{
+		{From: board[0], Kept: s4(board[0]), Why: "round 2: no pass kept a variant"},
+		{From: board[2], Kept: s4(board[2]), Why: "round 2: no pass kept a variant"},
+	}
+	if !slices.Equal(a.TuneStops, wantStops) {
+		t.Fatalf("tuning stops %+v, want %+v", a.TuneStops, wantStops)
+	}
 	// Three candidates and five variants each for the two kinds tuned; the standard-scaled
 	// ones repeat their program's predictions and stay out of the ensemble.
-	if len(a.Candidates) != 3+2*3 {
-		t.Fatalf("%d candidates, want 3 and 6 variants: %+v", len(a.Candidates), a.Candidates)
+	if len(a.Candidates) != 3+2*5 {
+		t.Fatalf("%d candidates, want 3 and 10 variants: %+v", len(a.Candidates), a.Candidates)
 	}
 	for _, c := range a.Candidates[3:] {
 		if c.TunedFrom == "" || c.Tuned == "" {
@@ -326,12 +338,12 @@ func TestFinalAnswerTunesTheBestCandidatesSlotBySlot(t *testing.T) {
 			t.Fatalf("variant %s: same as %q, ensembled %v", c.SampleID, c.SameAs, f.ensembles[0])
 		}
 	}
-	if ens := f.ensembles[0]; len(ens) != 3+4 || !strings.HasSuffix(ens[0], "-strength-s4") || !strings.HasSuffix(ens[2], "-transform-power") {
-		t.Fatalf("ensembled %v, want the 7 programs with new predictions, best first", ens)
+	if ens := f.ensembles[0]; len(ens) != 3+6 || !strings.HasSuffix(ens[0], "-strength-s4") || !strings.HasSuffix(ens[2], "-transform-power") {
+		t.Fatalf("ensembled %v, want the 9 programs with new predictions, best first", ens)
 	}
-	// Every cross-validation is counted: 3 candidates' 30 s and 6 variants' 6, plus refits.
-	if a.SandboxSeconds < 36 {
-		t.Fatalf("sandbox seconds %v, want at least the cross-validations' 36", a.SandboxSeconds)
+	// Every cross-validation is counted: 3 candidates' 30 s and 10 variants' 10, plus refits.
+	if a.SandboxSeconds < 40 {
+		t.Fatalf("sandbox seconds %v, want at least the cross-validations' 40", a.SandboxSeconds)
 	}
 }
 
@@ -371,9 +383,10 @@ func TestFinalAnswerMeasuresTheAnswerWithoutTheTuning(t *testing.T) {
 // Tuning spends at most the candidates' own cross-validation time: a pass whose variants would
 // cost more than is left (their number times the program's cost) is skipped, and says so.
 func TestFinalAnswerTuningKeepsToItsBudget(t *testing.T) {
-	// The candidates took 6 s: the first kind's passes cost 2 * 2 s and 1 * 2 s, which leaves
-	// nothing for the second kind's.
+	// The candidates took 6 s: the first kind's first round costs 2 * 2 s and 1 * 2 s, which
+	// leaves nothing for its second round nor for the second kind's passes.
 	_, res, board := runTuning(t, func(string) float64 { return 2 })
+	s4 := "tune-tune-" + board[0] + "-transform-power-strength-s4"
 	var ran, skipped []string
 	for _, s := range res.Answer.Tuning {
 		if s.Skipped != "" {
@@ -385,8 +398,17 @@ func TestFinalAnswerTuningKeepsToItsBudget(t *testing.T) {
 			ran = append(ran, s.From+" "+s.Slot)
 		}
 	}
-	if len(ran) != 2 || !strings.HasPrefix(ran[0], board[0]+" ") || !slices.Equal(skipped, []string{board[2] + " transform", board[2] + " strength"}) {
+	if len(ran) != 2 || !strings.HasPrefix(ran[0], board[0]+" ") || !slices.Equal(skipped, []string{s4 + " transform", board[2] + " transform", board[2] + " strength"}) {
 		t.Fatalf("passes run %v, skipped %v", ran, skipped)
+	}
+	// A cap ends a candidate's tuning after the round it cut.
+	if len(res.Answer.TuneStops) != 2 {
+		t.Fatalf("tuning stops %+v, want one per kind", res.Answer.TuneStops)
+	}
+	for i, st := range res.Answer.TuneStops {
+		if want := fmt.Sprintf("round %d: at the caps: ", 2-i); !strings.HasPrefix(st.Why, want) || !strings.HasSuffix(st.Why, "the tuning had spent 6 of its 6") {
+			t.Fatalf("tuning stop %+v, want %q and the budget", st, want)
+		}
 	}
 	for _, c := range res.Answer.Candidates {
 		if c.TunedFrom == board[2] {
@@ -538,19 +560,24 @@ func runTuningWith(t *testing.T, slots []tunableSlot, cvSeconds func(id string) 
 	return f, res, f.candidates[0][:3]
 }
 
-// A candidate's tuning goes on slot by slot while a pass beats the program it varied by more
-// than their fold-to-fold noise; a pass whose gain is within it ends the candidate's tuning,
-// and the slots left are recorded as not run, saying why. The next candidate is tuned afresh.
+// A candidate's tuning goes on round after round while a round of passes over its slots beats
+// the program it started from by more than their fold-to-fold noise. A pass within the noise
+// does not stop the round (the next slot is another coordinate); a round within it ends the
+// candidate's tuning, which the answer records with the reason. The next candidate is tuned
+// afresh.
 func TestFinalAnswerTuningStopsWhenItsGainIsWithinFoldNoise(t *testing.T) {
-	// Lower is better. The first kind's power transform gains 1 on every fold (no noise), so its
-	// strength pass runs. The second kind's gains 0.1 on average, its folds disagreeing by about
-	// 1: its strength pass is not run.
+	// Lower is better. The first kind's round gains 3 on every fold (no noise), so a second
+	// round runs. The second kind's transform gains 0.1 on average, its folds disagreeing by
+	// about 1, and its strength pass still runs; the round gains 0.2 within that noise: no
+	// second round.
 	_, res, board := runTuningWith(t, []tunableSlot{{"transform", []string{"power", "standard"}}, {"strength", []string{"s4"}}},
 		func(string) float64 { return 1 },
 		func(f *fakeRun, in *TrainInput) {
-			in.FinalTuneBudget = 100 // the caps leave room: only the noise rule stops a pass
+			in.FinalTuneBudget = 100 // the caps leave room: only the noise rule stops the rounds
 			f.foldScores = func(id string) []float64 {
 				switch forest := f.candidates[0][2]; {
+				case id == "tune-tune-"+forest+"-transform-power-strength-s4":
+					return []float64{-1.2, 0.8, -1.2, 0.8}
 				case strings.HasSuffix(id, "-strength-s4"):
 					return []float64{-3, -3, -3, -3}
 				case id == "tune-"+forest+"-transform-power":
@@ -564,23 +591,34 @@ func TestFinalAnswerTuningStopsWhenItsGainIsWithinFoldNoise(t *testing.T) {
 			}
 		})
 	power := func(of string) string { return "tune-" + of + "-transform-power" }
-	type pass struct{ from, slot, kept, skipped string }
+	s4 := func(of string) string { return "tune-" + power(of) + "-strength-s4" }
+	type pass struct {
+		round                     int
+		from, slot, kept, skipped string
+	}
 	var got []pass
 	for _, s := range res.Answer.Tuning {
-		got = append(got, pass{s.From, s.Slot, s.Kept, s.Skipped})
+		got = append(got, pass{s.Round, s.From, s.Slot, s.Kept, s.Skipped})
 	}
-	stop := "stopped: gain 0.1 within fold noise 0.5774 (" + power(board[2]) + " over " + board[2] + ")"
 	want := []pass{
-		{board[0], "transform", power(board[0]), ""},
-		{power(board[0]), "strength", "tune-" + power(board[0]) + "-strength-s4", ""},
-		{board[2], "transform", power(board[2]), ""},
-		{power(board[2]), "strength", power(board[2]), stop},
+		{1, board[0], "transform", power(board[0]), ""},
+		{1, power(board[0]), "strength", s4(board[0]), ""},
+		{2, s4(board[0]), "transform", s4(board[0]), ""},
+		{1, board[2], "transform", power(board[2]), ""},
+		{1, power(board[2]), "strength", s4(board[2]), ""},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("tuning passes\n%+v\nwant\n%+v", got, want)
 	}
+	wantStops := []activities.TuneStop{
+		{From: board[0], Kept: s4(board[0]), Why: "round 2: no pass kept a variant"},
+		{From: board[2], Kept: s4(board[2]), Why: "round 1: gain 0.2 within fold noise 0.5774 (" + s4(board[2]) + " over " + board[2] + ")"},
+	}
+	if !slices.Equal(res.Answer.TuneStops, wantStops) {
+		t.Fatalf("tuning stops\n%+v\nwant\n%+v", res.Answer.TuneStops, wantStops)
+	}
 	for _, c := range res.Answer.Candidates {
-		if c.TunedFrom == power(board[2]) {
+		if c.TunedFrom == s4(board[2]) {
 			t.Fatalf("variant %s ran after the noise rule stopped its candidate's tuning", c.SampleID)
 		}
 	}
