@@ -60,7 +60,7 @@ func LoadPreset(nameOrFile string) (Preset, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return Preset{}, fmt.Errorf("%s: %w (keys: see settings/presets/paper.yaml)", source, err)
+		return Preset{}, fmt.Errorf("%s: %w", source, err)
 	}
 	for name, n := range map[string]yaml.Node{"policy": f.Policy, "ppo": f.PPO} {
 		if n.Kind != 0 {

@@ -105,7 +105,7 @@ func inputCases() []inputCase {
 			want: []string{"bacth"}},
 		{name: "preset-impossible", expect: "refused, naming the setting",
 			args: func(e inputEnv) []string {
-				return e.run("--preset", e.writeFile("impossible.yaml", "ppo:\n  clip_ratio: -1\n"))
+				return e.run("--preset", e.writeFile("impossible.yaml", "run:\n  ppo:\n    clip_ratio: -1\n"))
 			}, want: []string{"clip"}},
 		{name: "task-spec-garbage", expect: "refused, naming the file",
 			args: func(e inputEnv) []string {
