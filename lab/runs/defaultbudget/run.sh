@@ -28,6 +28,8 @@ tail -n +2 $here/plan.csv | while IFS=, read -r task seed; do
   # The machine's load beside the run, once a minute: the budget is wall-clock.
   ( while sleep 60; do cut -d' ' -f1 /proc/loadavg; done ) > "$out/$task-$seed.load" &
   sampler=$!
+  # A stopped run.sh must not leave its sampler writing into the next run's file.
+  trap 'kill $sampler 2>/dev/null' EXIT
   start=$(date +%s)
   status=0
   "$out/starter" run --task "$task" --seed "$seed" --data-dir "$data" --out "$run" < /dev/null > "$out/$task-$seed.log" 2>&1 || status=$?
@@ -42,7 +44,7 @@ try:
         rows = [json.loads(l) for l in f if l.strip()]
 except OSError:
     pass
-loads = [float(x) for x in open(load).read().split()] or [0.0]
+loads = [float(x) for x in open(load).read().replace("\0", " ").split()] or [0.0]
 text = open(log, errors="replace").read()
 line = next((l for l in reversed(text.splitlines()) if l.startswith("final answer")), "")
 if not line:
