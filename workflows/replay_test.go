@@ -34,18 +34,24 @@ import (
 //	budget, ensemble, refits, the untuned answer, blend)
 //	experiment-small: an Experiment of 2 tasks with data and 1 without × rl, static and
 //	static-matched (children, matched budgets, curve grading, ledger saves)
+//	train-stops-at-time-budget: a movie-review-sentiment run at the default 40-minute time
+//	budget (version 1 of stop-at-time-budget: training stopped at its share mid-iteration with
+//	16 programs in flight cancelled, best-of-K cut at its deadline), its answer a child
 //
 // Retired on 6 December 2026 with the gates grade-best-training-program, final-answer,
 // answer-distinct-predictions, answer-guards-candidates, answer-drops-failed-refits,
 // answer-untuned-baseline and answer-tuning-budget: train-answer-tuning-waves (no untuned
 // answer) and train-answer-untuned (unguarded candidates). Kept: stop-at-sandbox-budget, whose
-// newest version (3) no history holds yet, and stop-at-time-budget (version 1, taken only by
-// runs with a time budget), which none holds either.
+// newest version (3) no history holds yet.
 //
 // Retired on 6 December 2026 with the gate final-answer-child (the answer moved from Train's
 // own commands to the FinalAnswer child workflow): train-answer-guarded and
 // train-static-matched-stops-at-budget, whose answers ran inline. The latter was the only
 // history of version 1 of stop-at-sandbox-budget, which stays as the note above says.
+//
+// Retired on 6 December 2026 (third session) with the gate stop-at-time-budget, once
+// train-stops-at-time-budget held its version 1: no history took its default branch (none
+// before it had a time budget).
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.history.json.gz"))
 	if err != nil || len(files) == 0 {

@@ -164,10 +164,6 @@ type trainRun struct {
 	// stopDrainAtBudget: and ends the drain before a continue-as-new too; nearestBudget: the
 	// program that crosses the budget is left out when that lands nearer it.
 	stopAtBudget, stopDrainAtBudget, nearestBudget bool
-	// stopAtTimeShare: a time budget ends training's waits at its share mid-iteration and
-	// bounds best-of-K by evalDeadline (histories recorded before this version end training at
-	// the first iteration boundary after the share, and wait for every evaluation program).
-	stopAtTimeShare bool
 	// cancelledAtEnd is how many training programs were in flight when training ended.
 	cancelledAtEnd int
 }
@@ -191,12 +187,6 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	if in.SandboxSeconds > 0 {
 		v := workflow.GetVersion(ctx, "stop-at-sandbox-budget", workflow.DefaultVersion, 3)
 		r.stopAtBudget, r.stopDrainAtBudget, r.nearestBudget = v >= 1, v >= 2, v >= 3
-	}
-	// A time budget is the one a user reads as "the run stops at it": version 1 stops training
-	// at its share mid-iteration (waiting for B slow programs overran it by most of an
-	// iteration) and best-of-K at its deadline, so the answer keeps the rest.
-	if in.TimeBudget > 0 {
-		r.stopAtTimeShare = workflow.GetVersion(ctx, "stop-at-time-budget", workflow.DefaultVersion, 1) >= 1
 	}
 	var err error
 	if r.ctl, err = newControl(ctx, in); err != nil {
@@ -229,9 +219,8 @@ func Train(ctx workflow.Context, in TrainInput) (TrainResult, error) {
 	return r.evaluate(ctx, r.elapsed(ctx))
 }
 
-// trainMore: another iteration runs, within the budgets, or (from version 1 of
-// stop-at-time-budget) to learn from programs a drain cut short by the time share carried
-// over, sampling nothing.
+// trainMore: another iteration runs, within the budgets, or to learn from programs a drain cut
+// short by the time share carried over, sampling nothing.
 func (r *trainRun) trainMore(ctx workflow.Context) bool {
 	return r.budgetLeft() && (!r.trainingTimeUp(ctx) || r.carriedPastTimeShare(ctx))
 }
@@ -240,7 +229,7 @@ func (r *trainRun) trainMore(ctx workflow.Context) bool {
 // continue-as-new; the programs that finished in it are learned from (one of them may be the
 // run's best) by iterations that sample and wait for nothing.
 func (r *trainRun) carriedPastTimeShare(ctx workflow.Context) bool {
-	return r.stopAtTimeShare && len(r.st.Carry) > 0 && r.trainingTimeUp(ctx)
+	return len(r.st.Carry) > 0 && r.trainingTimeUp(ctx)
 }
 
 // start loads the state a continue-as-new saved, or rebuilds a failed run's from its
@@ -287,8 +276,8 @@ func (r *trainRun) elapsed(ctx workflow.Context) float64 {
 }
 
 // trainingTimeUp: the run has a wall-clock budget and training's share of it has passed, so
-// training ends (at an iteration boundary; from version 1 of stop-at-time-budget mid-iteration,
-// see pool.armTimeShare) and evaluation and the final answer get the rest.
+// training ends (mid-iteration, see pool.armTimeShare: waiting for B slow programs would overrun
+// it by most of an iteration) and evaluation and the final answer get the rest.
 func (r *trainRun) trainingTimeUp(ctx workflow.Context) bool {
 	return r.in.TimeBudget > 0 && r.budgetElapsed(ctx) >= settings.TrainShare*r.in.TimeBudget
 }

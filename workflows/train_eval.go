@@ -40,7 +40,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 		r.logger.Info(n)
 	}
 	var deadline workflow.Future // best-of-K's end (nil: none)
-	if r.stopAtTimeShare {
+	if r.in.TimeBudget > 0 {
 		if r.trainingTimeUp(ctx) {
 			n := fmt.Sprintf("training stopped at its %.0f%% share of the time budget after %d iterations", 100*settings.TrainShare, r.st.Iteration)
 			if r.cancelledAtEnd > 0 {
@@ -66,7 +66,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 	}
 	var improveIDs, improveOf []string
 	// Past the run's time budget the improve draws are left out: the final answer still needs
-	// its share. From version 1 of stop-at-time-budget, past best-of-K's deadline too.
+	// its share; past best-of-K's deadline too.
 	if r.timeLeft(ctx) > 0 && (deadline == nil || !deadline.IsReady()) {
 		for k, s := range scratch {
 			improveIDs = append(improveIDs, evalID(r.in.Attempt, "improve", k))

@@ -36,8 +36,8 @@ type pool struct {
 	pending []*running
 	// it is the iteration sampling is for and sampled how many programs it has sampled.
 	it, sampled int
-	// timeUp: training's share of the run's time budget passed while collect or drain waited
-	// (from version 1 of stop-at-time-budget), so they stopped waiting.
+	// timeUp: training's share of the run's time budget passed while collect or drain waited,
+	// so they stopped waiting.
 	timeUp bool
 }
 
@@ -102,7 +102,7 @@ func (p *pool) receive(ctx workflow.Context, mayLeaveOut bool) (outcome, bool) {
 // timer runs.
 func (p *pool) armTimeShare(ctx workflow.Context) (timer workflow.Future, stop func()) {
 	r := p.run
-	if !r.stopAtTimeShare || p.timeUp {
+	if r.in.TimeBudget <= 0 || p.timeUp {
 		return nil, func() {}
 	}
 	left := settings.TrainShare*r.in.TimeBudget - r.budgetElapsed(ctx)
