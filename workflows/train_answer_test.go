@@ -68,12 +68,7 @@ func runWithAnswer(t *testing.T, f *fakeRun) (TrainInput, TrainResult) {
 	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
 	in := input()
 	in.FinalCandidates, in.FinalFolds = 3, 4
-	env.ExecuteWorkflow(Train, in)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res TrainResult
-	env.GetWorkflowResult(&res)
+	res := trainResult(t, env, in)
 	return in, res
 }
 
@@ -186,12 +181,7 @@ func TestFinalAnswerLeavesOutCandidatesThatRepeatABetterOnesPredictions(t *testi
 			env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
 			in := input()
 			in.FinalCandidates, in.FinalFolds = 3, 4
-			env.ExecuteWorkflow(Train, in)
-			if err := env.GetWorkflowError(); err != nil {
-				t.Fatal(err)
-			}
-			var res TrainResult
-			env.GetWorkflowResult(&res)
+			res := trainResult(t, env, in)
 			board := f.candidates[0]
 			if len(board) < 11 {
 				t.Fatalf("the fake run's leader board is too short for the test: %v", board)
@@ -240,12 +230,7 @@ func TestFinalAnswerChoosesAgainWithoutAMemberWhoseRefitFailed(t *testing.T) {
 		}
 		return id == crashed
 	}
-	env.ExecuteWorkflow(Train, in)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res TrainResult
-	env.GetWorkflowResult(&res)
+	res := trainResult(t, env, in)
 	a := res.Answer
 	if a == nil || f.blended == nil || len(a.RefitFailed) != 1 || a.RefitFailed[0].SampleID != crashed {
 		t.Fatalf("want the crashed member %s recorded and the answer blended without it, got %+v", crashed, a)
@@ -279,12 +264,7 @@ func TestNoFinalAnswerWhenTurnedOff(t *testing.T) {
 	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, spread)
 	in := input()
 	in.FinalCandidates = 0
-	env.ExecuteWorkflow(Train, in)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res TrainResult
-	env.GetWorkflowResult(&res)
+	res := trainResult(t, env, in)
 	if res.Answer != nil || len(f.candidates) != 0 || len(f.crossVal) != 0 {
 		t.Fatalf("--final-candidates 0 ran the final answer: %+v", res.Answer)
 	}
@@ -551,12 +531,7 @@ func runTuningWith(t *testing.T, slots []tunableSlot, cvSeconds func(id string) 
 		a(f, &in)
 	}
 	env := newEnv(t, f, func(string) time.Duration { return 10 * time.Millisecond }, score)
-	env.ExecuteWorkflow(Train, in)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	var res TrainResult
-	env.GetWorkflowResult(&res)
+	res := trainResult(t, env, in)
 	return f, res, f.candidates[0][:3]
 }
 

@@ -438,14 +438,7 @@ func TestSandboxBudgetStopsMidIteration(t *testing.T) {
 			env := newEnv(t, f, func(string) time.Duration { return each }, func(string) *float64 { v := 0.5; return &v })
 			in := input()
 			in.Iterations, in.SandboxSeconds = 10, c.budget
-			env.ExecuteWorkflow(Train, in)
-			if err := env.GetWorkflowError(); err != nil {
-				t.Fatal(err)
-			}
-			var res TrainResult
-			if err := env.GetWorkflowResult(&res); err != nil {
-				t.Fatal(err)
-			}
+			res := trainResult(t, env, in)
 			if math.Abs(res.SandboxSeconds-c.used) > 1e-9 || math.Abs(res.LeftOutSeconds-c.leftOut) > 1e-9 {
 				t.Fatalf("used %.3f sandbox-seconds and left out %.3f of a %.3f budget: want %.3f used, %.3f left out",
 					res.SandboxSeconds, res.LeftOutSeconds, c.budget, c.used, c.leftOut)
@@ -680,12 +673,7 @@ func TestPauseResumeAndStopSignals(t *testing.T) {
 		f := &fakeRun{}
 		env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { return nil })
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(StopSignal, nil) }, 0)
-		env.ExecuteWorkflow(Train, input())
-		if err := env.GetWorkflowError(); err != nil {
-			t.Fatal(err)
-		}
-		var res TrainResult
-		env.GetWorkflowResult(&res)
+		res := trainResult(t, env, input())
 		if !res.Stopped || len(f.updates) != 0 || res.Report.Table == "" {
 			t.Fatalf("stopped %v after %d updates, report %q", res.Stopped, len(f.updates), res.Report.Table)
 		}
