@@ -144,9 +144,12 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 	if nGuarded > 0 {
 		fmt.Fprintf(b, "Candidates cross-validated guarded (the program with an option that fails on some data replaced by one that makes the same predictions wherever it does not; on RMSLE tasks, predictions clipped at 0): %d, each noted below.\n\n", nGuarded)
 	}
-	if ans.Note != "" {
+	if ans.Note != "" && ans.Test == nil {
 		fmt.Fprintf(b, "No final answer: %s.\n\n", ans.Note)
 		return
+	}
+	if ans.Note != "" { // an answer with a reservation: the time budget chose it, say
+		fmt.Fprintf(b, "Note: %s.\n\n", ans.Note)
 	}
 	num := func(v *float64) string {
 		if v == nil {

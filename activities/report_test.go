@@ -62,6 +62,26 @@ func TestReportUntunedAnswer(t *testing.T) {
 	}
 }
 
+// An answer the time budget chose says so and still reports its member; a note without an
+// answer is the reason there is none.
+func TestReportAnswerNote(t *testing.T) {
+	test := 0.0153
+	fallback := &FinalAnswer{Folds: 5, Note: "the run's time budget ended before a candidate was cross-validated: the answer is eval-scratch-002",
+		Candidates: []CrossValidateResult{{SampleID: "it0001-s020", Reason: "cut at the run's time budget"}},
+		Members:    []AnswerMember{{SampleID: "eval-scratch-002", Weight: 1, Test: &FinalGradeResult{Report: grading.Report{Score: &test}}}},
+		Test:       &FinalGradeResult{Report: grading.Report{Score: &test}}}
+	var b strings.Builder
+	writeAnswer(&b, fallback)
+	if got := b.String(); strings.Contains(got, "No final answer") || !strings.Contains(got, "Note: the run's time budget ended") || !strings.Contains(got, "eval-scratch-002") {
+		t.Fatalf("report of an answer chosen at the time budget:\n%s", got)
+	}
+	b.Reset()
+	writeAnswer(&b, &FinalAnswer{Folds: 5, Note: "no candidate made valid out-of-fold predictions"})
+	if got := b.String(); !strings.Contains(got, "No final answer: no candidate made valid out-of-fold predictions.") {
+		t.Fatalf("report of no answer:\n%s", got)
+	}
+}
+
 // Blends average where the metric grades: log(1+x) for RMSLE (nomad), the values themselves
 // for probabilities and scores, a vote for labels and texts.
 func TestAlignFollowsTheMetric(t *testing.T) {

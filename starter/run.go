@@ -507,6 +507,9 @@ func attach(ctx context.Context, c client.Client, info runInfo, runDir string, o
 			for _, n := range result.TimeBudgetNotes {
 				fmt.Fprintf(out, "(%s)\n", n)
 			}
+			if a := result.Answer; a != nil && a.Test != nil && a.Note != "" {
+				fmt.Fprintf(out, "(final answer: %s)\n", a.Note)
+			}
 			fmt.Fprintf(out, "report: %s\nmetrics: %s\n", result.Report.Location, filepath.Join(runDir, runstore.MetricsKey))
 			return nil
 		case <-tick.C:

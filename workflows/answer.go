@@ -67,6 +67,11 @@ type answerRun struct {
 	ans      *activities.FinalAnswer
 	graded   map[string]*activities.FinalGradeResult // sample -> its test grade, so no member is refit twice
 	distinct answerplan.Distinct
+	// stopAtDeadline: cross-validations still running at the run's deadline are cancelled and
+	// none starts past it; an answer left without a scored candidate is the best leader already
+	// refit (histories recorded before this version let the first candidate's folds run on
+	// past it). cut: a cross-validation was cancelled so.
+	stopAtDeadline, cut bool
 }
 
 // FinalAnswer is the run's answer without the test answers: its best distinct programs
@@ -80,6 +85,11 @@ func FinalAnswer(ctx workflow.Context, in FinalAnswerInput) (FinalAnswerResult, 
 		ans: &activities.FinalAnswer{Folds: in.Folds}, graded: map[string]*activities.FinalGradeResult{}}
 	for _, g := range in.Graded {
 		a.graded[g.SampleID] = &g
+	}
+	// A budget is the time a user reads as "the run ends here": on a slow task one candidate's
+	// folds on the full train took half an hour past it.
+	if !in.Deadline.IsZero() {
+		a.stopAtDeadline = workflow.GetVersion(ctx, "answer-stops-at-deadline", workflow.DefaultVersion, 1) >= 1
 	}
 	if err := workflow.SetQueryHandler(ctx, AnswerProgressQuery, func() (AnswerProgress, error) { return a.progress, nil }); err != nil {
 		return FinalAnswerResult{}, err
@@ -97,6 +107,9 @@ func (a *answerRun) run(ctx workflow.Context) error {
 		return err
 	}
 	if len(scored) == 0 {
+		if a.pastDeadline(ctx) {
+			return a.answerAtDeadline(ctx)
+		}
 		ans.Note = "no candidate made valid out-of-fold predictions"
 		return nil
 	}
@@ -105,18 +118,49 @@ func (a *answerRun) run(ctx workflow.Context) error {
 		scored = a.tune(ctx, scored)
 		answerplan.SortBest(scored, a.in.LowerIsBetter)
 	}
+	// The members' refits still run past the deadline: at most one program run each, side by
+	// side, where dropping the cross-validated candidates would lose the answer's point.
 	ok, err := a.chooseEnsemble(ctx, scored)
 	if err != nil || !ok {
 		return err
 	}
 	// A run that tuned also chooses an answer without the tuned variants: the tuning's own
 	// effect, measured in one run (two runs' training diverges through the duration-aware
-	// update, so comparing runs with and without tuning mixes the two).
-	if a.in.Tune > 0 {
+	// update, so comparing runs with and without tuning mixes the two). Its refits are extra
+	// program runs, so not past the deadline.
+	if a.in.Tune > 0 && !a.pastDeadline(ctx) {
 		if err := a.untunedAnswer(ctx, scored); err != nil {
 			return err
 		}
 	}
+	return a.blend(ctx)
+}
+
+// pastDeadline: the run's time budget is spent and this answer keeps to it.
+func (a *answerRun) pastDeadline(ctx workflow.Context) bool {
+	return a.stopAtDeadline && (a.cut || a.timeLeft(ctx) <= 0)
+}
+
+// answerAtDeadline is the answer when the time budget ended before a candidate was
+// cross-validated: the best leader by validation whose refit on the full public train is
+// graded (best-of-K's choice, usually), blended alone so that the answer's submission and
+// record are where every answer's are.
+func (a *answerRun) answerAtDeadline(ctx workflow.Context) error {
+	ans := a.ans
+	id := answerplan.BestRefitLeader(a.in.Leaders, a.graded)
+	if id == "" {
+		ans.Note = "the run's time budget ended before a candidate was cross-validated, and no leader had a valid refit to fall back on"
+		return nil
+	}
+	ans.Note = fmt.Sprintf("the run's time budget ended before a candidate was cross-validated: the answer is %s, the best program by validation already refit on the full public train", id)
+	ans.Members = []activities.AnswerMember{{SampleID: id, Weight: 1, Test: a.graded[id]}}
+	a.progress.Detail = "time budget spent: the answer is " + id
+	return a.blend(ctx)
+}
+
+// blend blends the answer's members' test submissions and grades the blend.
+func (a *answerRun) blend(ctx workflow.Context) error {
+	ans := a.ans
 	var test activities.FinalGradeResult
 	if err := workflow.ExecuteActivity(summarised(ctx, a.opts.host, "blend %d members and grade the answer on the private test answers", len(ans.Members)), a.acts.BlendAnswer,
 		activities.BlendInput{Run: a.in.Run, Task: a.in.Task, Protocol: a.in.Protocol, Answer: *ans}).Get(ctx, &test); err != nil {
@@ -164,7 +208,7 @@ func (a *answerRun) crossValidateCandidates(ctx workflow.Context) ([]activities.
 	}
 	var scored []activities.CrossValidateResult
 	kept, tried := 0, 0
-	for kept < want && tried < len(ids) {
+	for kept < want && tried < len(ids) && !a.pastDeadline(ctx) {
 		batch := ids[tried:min(tried+want-kept, len(ids))]
 		a.progress.Detail = fmt.Sprintf("cross-validating candidates on %d folds: %d of %d kept, %d tried", in.Folds, kept, want, tried)
 		tried += len(batch)
@@ -201,18 +245,36 @@ func (a *answerRun) crossValidateCandidates(ctx workflow.Context) ([]activities.
 // crossValidate cross-validates ids at once, each candidate's folds one after another in one
 // activity, and returns their results in order; a cross-validation that did not complete is a
 // result without a score. A task that cannot be cross-validated stops it: badInput says why.
+// An answer that keeps to the deadline cancels those still running at it (a.cut).
 func (a *answerRun) crossValidate(ctx workflow.Context, ids []string) (results []activities.CrossValidateResult, badInput string) {
 	in := a.in
 	cvOpts := a.opts.execute
 	cvOpts.StartToCloseTimeout = time.Duration(in.Folds) * in.ExecTimeout
+	actx := ctx
+	if a.stopAtDeadline {
+		var cancel workflow.CancelFunc
+		actx, cancel = workflow.WithCancel(ctx)
+		defer cancel()
+		tctx, stopTimer := workflow.WithCancel(ctx)
+		defer stopTimer() // runs first: a timer stopped, not fired, cuts nothing
+		deadline := workflow.NewTimer(tctx, time.Duration(max(a.timeLeft(ctx), 0)*float64(time.Second)))
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			if deadline.Get(ctx, nil) == nil { // fired, not stopped
+				a.cut = true
+				cancel()
+			}
+		})
+	}
 	futures := make([]workflow.Future, len(ids))
 	for i, id := range ids {
-		futures[i] = workflow.ExecuteActivity(summarised(ctx, cvOpts, "%d-fold cross-validation of %s", in.Folds, id), a.acts.CrossValidate,
+		futures[i] = workflow.ExecuteActivity(summarised(actx, cvOpts, "%d-fold cross-validation of %s", in.Folds, id), a.acts.CrossValidate,
 			activities.CrossValidateInput{Run: in.Run, Task: in.Task, SampleID: id, Folds: in.Folds})
 	}
 	for i, f := range futures {
 		var cv activities.CrossValidateResult
-		if err := f.Get(ctx, &cv); err != nil {
+		if err := f.Get(ctx, &cv); a.cut && temporal.IsCanceledError(err) {
+			cv = activities.CrossValidateResult{SampleID: ids[i], Reason: "cut at the run's time budget"}
+		} else if err != nil {
 			var app *temporal.ApplicationError
 			if errors.As(err, &app) && app.Type() == activities.ErrBadInput {
 				return nil, app.Message()

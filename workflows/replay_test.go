@@ -42,7 +42,8 @@ import (
 // answer-distinct-predictions, answer-guards-candidates, answer-drops-failed-refits,
 // answer-untuned-baseline and answer-tuning-budget: train-answer-tuning-waves (no untuned
 // answer) and train-answer-untuned (unguarded candidates). Kept: stop-at-sandbox-budget, whose
-// newest version (3) no history holds yet.
+// newest version (3) no history holds yet, and answer-stops-at-deadline (version 1, taken only
+// by answers with a deadline), which none holds either.
 //
 // Retired on 6 December 2026 with the gate final-answer-child (the answer moved from Train's
 // own commands to the FinalAnswer child workflow): train-answer-guarded and

@@ -85,8 +85,9 @@ func TestTimeBudgetStopsTheAnswersTuning(t *testing.T) {
 	}
 }
 
-// Past the budget, best-of-K keeps its scratch draws and the answer cross-validates one
-// candidate, so a slow task's run ends near its budget instead of an hour of folds later.
+// Past the budget, best-of-K keeps its scratch draws and the answer cross-validates nothing:
+// it is the best leader already refit on the full public train, so a slow task's run ends
+// near its budget instead of an hour of folds later.
 func TestTimeBudgetSpentBeforeTheAnswer(t *testing.T) {
 	f := &fakeRun{updateWall: 200 * time.Second}
 	env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(id string) *float64 { return spread(id) })
@@ -102,8 +103,55 @@ func TestTimeBudgetSpentBeforeTheAnswer(t *testing.T) {
 			t.Fatalf("improve draw %s ran after the budget was spent", id)
 		}
 	}
-	if res.Answer == nil || len(res.Answer.Candidates) != 1 || res.Answer.Test == nil {
-		t.Fatalf("answer %+v: want one candidate cross-validated, refit and graded", res.Answer)
+	if len(f.crossVal) != 0 {
+		t.Fatalf("cross-validated %v after the budget was spent", f.crossVal)
+	}
+	a := res.Answer
+	if a == nil || a.Test == nil || len(a.Members) != 1 || a.Members[0].Test == nil || !strings.Contains(a.Note, "time budget ended") {
+		t.Fatalf("answer %+v: want the best leader already refit, blended alone, and a note saying why", a)
+	}
+	if slices.Contains(f.graded[1:], a.Members[0].SampleID) {
+		t.Fatalf("the answer's member %s was refit again (graded %v)", a.Members[0].SampleID, f.graded)
+	}
+}
+
+// A candidate's folds still running at the run's deadline are cancelled: the run ends at its
+// budget with the best leader already refit as its answer. Without a budget the same folds
+// are waited for.
+func TestTimeBudgetCutsTheAnswersCrossValidation(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		budget  float64
+		cut     bool
+		maxWall time.Duration
+	}{
+		{"a 1000 s budget", 1000, true, 1000 * time.Second},
+		{"no budget", 0, false, 3 * time.Hour},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeRun{updateWall: time.Minute, cvWall: time.Hour}
+			env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(id string) *float64 { return spread(id) })
+			in := input()
+			in.Iterations, in.TimeBudget = 2, c.budget
+			in.FinalCandidates, in.FinalFolds, in.FinalTune = 2, 3, 0
+			start := env.Now()
+			res := trainResult(t, env, in)
+			if d := env.Now().Sub(start); d > c.maxWall {
+				t.Fatalf("the run took %v, want at most %v", d, c.maxWall)
+			}
+			a := res.Answer
+			if a == nil || a.Test == nil || len(a.Candidates) == 0 {
+				t.Fatalf("answer %+v: want candidates cross-validated or cut, and a graded answer", a)
+			}
+			for _, cv := range a.Candidates {
+				if cut := cv.Reason == "cut at the run's time budget"; cut != c.cut || (cv.Score == nil) != c.cut {
+					t.Fatalf("candidate %+v: want cut %v", cv, c.cut)
+				}
+			}
+			if fellBack := strings.Contains(a.Note, "time budget ended"); fellBack != c.cut {
+				t.Fatalf("note %q: want the fallback %v", a.Note, c.cut)
+			}
+		})
 	}
 }
 

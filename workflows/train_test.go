@@ -80,6 +80,8 @@ type fakeRun struct {
 	foldScores func(id string) []float64
 	// cvSeconds is each cross-validation's sandbox time, when set (else 2 s).
 	cvSeconds func(id string) float64
+	// cvWall is how long each cross-validation takes on the workflow's clock.
+	cvWall time.Duration
 	// updateWall is how long each policy update takes on the workflow's clock (the mocked
 	// executions take real milliseconds, which that clock does not see).
 	updateWall time.Duration
@@ -183,6 +185,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 			f.graded = append(f.graded, in.SampleID)
 			out := activities.FinalGradeResult{SampleID: in.SampleID, DurationS: 1}
 			out.Report.SubmissionExist = f.noSubmission == nil || !f.noSubmission(in.SampleID)
+			out.Report.ValidSubmission = out.Report.SubmissionExist
 			if !out.Report.SubmissionExist {
 				out.Reason = "exited with code 1"
 			}
@@ -228,7 +231,7 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 				res.FoldScores = f.foldScores(in.SampleID)
 			}
 			return res, nil
-		})
+		}).After(f.cvWall)
 	env.OnActivity(a.TuneVariants, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.TuneInput) (activities.TuneResult, error) {
 			f.mu.Lock()
