@@ -168,17 +168,21 @@ func (a *Activities) CrossValidate(ctx context.Context, in CrossValidateInput) (
 			return out, nil
 		}
 		out.FoldScores = append(out.FoldScores, *res.Score)
+		stop := keepAlive(ctx) // the folds' own runs heartbeat their progress; this part does not
 		b, err := store.Get(ctx, sample.CV(f+1).Submission())
 		if err != nil {
+			stop()
 			return CrossValidateResult{}, err
 		}
 		t, err := ensemble.ReadCSV(b)
+		stop()
 		if err != nil {
 			out.Reason = fmt.Sprintf("cross-validation fold %d: its submission is not a CSV the blend can read: %v", f+1, err)
 			return out, nil
 		}
 		parts = append(parts, t)
 	}
+	defer keepAlive(ctx)()
 	oof, err := ensemble.Concat(parts)
 	if err != nil {
 		out.Reason = "its folds' submissions differ in their columns: " + err.Error()
@@ -204,6 +208,7 @@ func (a *Activities) CrossValidate(ctx context.Context, in CrossValidateInput) (
 // SelectEnsemble weighs the cross-validated programs by greedy ensemble selection on their
 // out-of-fold predictions.
 func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (EnsembleResult, error) {
+	defer keepAlive(ctx)() // it works in the worker: candidates' out-of-fold tables, rounds of blends
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return EnsembleResult{}, badInput("%v", err)
@@ -294,6 +299,7 @@ func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (Ense
 // weights, stores the answer and grades it on the test answers. With in.Untuned it blends the
 // untuned answer's members instead, to its own key, and stores no answer.
 func (a *Activities) BlendAnswer(ctx context.Context, in BlendInput) (FinalGradeResult, error) {
+	defer keepAlive(ctx)() // it works in the worker: the members' test submissions, blended and graded
 	store, err := a.Runs.Run(in.Run)
 	if err != nil {
 		return FinalGradeResult{}, badInput("%v", err)

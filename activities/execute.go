@@ -181,6 +181,8 @@ func (a *Activities) execute(ctx context.Context, store artifacts.Store, taskID,
 	if err != nil {
 		return ExecuteResult{}, err // the sandbox failed, not the program: retry
 	}
+	// Grading and storing a submission of millions of rows outlasts the heartbeat timeout.
+	defer keepAlive(ctx)()
 	markers := reward.FoundMarkers(run.Output)
 	res := ExecuteResult{SampleID: id, Markers: len(markers), LastMarker: reward.LastMarker(markers),
 		DurationS: run.Duration.Seconds(), TimedOut: run.TimedOut, ExitCode: run.ExitCode}

@@ -16,7 +16,16 @@ var keepAliveInterval = 5 * time.Second
 // that dies mid-activity is noticed within the heartbeat timeout and the activity retried on
 // another, instead of the run waiting out a start-to-close timeout sized for the slowest
 // update (30 minutes).
+//
+// The answer's steps that work in the worker itself (reading, joining, grading and blending
+// submissions of millions of rows) use it too: on denoising-dirty-documents one candidate's
+// out-of-fold predictions (17 million rows) took minutes, the server timed the silent attempt
+// out and ran all its folds again. Outside an activity (analysis tools call execute directly)
+// it does nothing.
 func keepAlive(ctx context.Context) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
 	done := make(chan struct{})
 	activity.RecordHeartbeat(ctx)
 	go func() {

@@ -49,3 +49,15 @@ func TestKeepAliveOutlivesTheHeartbeatTimeout(t *testing.T) {
 		}
 	}
 }
+
+// Outside an activity (analysis tools call execute directly) keepAlive does nothing: the SDK
+// panics on a heartbeat there.
+func TestKeepAliveOutsideAnActivity(t *testing.T) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("keepAlive outside an activity panicked: %v", r)
+		}
+	}()
+	stop := keepAlive(context.Background())
+	stop()
+}
