@@ -34,6 +34,9 @@ import (
 //	budget, ensemble, refits, the untuned answer, blend)
 //	experiment-small: an Experiment of 2 tasks with data and 1 without × rl, static and
 //	static-matched (children, matched budgets, curve grading, ledger saves)
+//	final-answer-cut-at-deadline: a random-acts-of-pizza answer with about a minute of a 6-minute budget
+//	left (version 1 of answer-stops-at-deadline: its first candidate's folds cancelled at the
+//	deadline, the answer the best leader already refit)
 //	train-stops-at-time-budget: a movie-review-sentiment run at the default 40-minute time
 //	budget (version 1 of stop-at-time-budget: training stopped at its share mid-iteration with
 //	16 programs in flight cancelled, best-of-K cut at its deadline), its answer a child
@@ -42,8 +45,9 @@ import (
 // answer-distinct-predictions, answer-guards-candidates, answer-drops-failed-refits,
 // answer-untuned-baseline and answer-tuning-budget: train-answer-tuning-waves (no untuned
 // answer) and train-answer-untuned (unguarded candidates). Kept: stop-at-sandbox-budget, whose
-// newest version (3) no history holds yet, and answer-stops-at-deadline (version 1, taken only
-// by answers with a deadline), which none holds either.
+// newest version (3) no history holds yet, and answer-stops-at-deadline, whose version 1
+// final-answer-cut-at-deadline holds (its default branch too is held by none, but runs in
+// flight with a deadline may have taken it).
 //
 // Retired on 6 December 2026 with the gate final-answer-child (the answer moved from Train's
 // own commands to the FinalAnswer child workflow): train-answer-guarded and
