@@ -34,9 +34,9 @@ import (
 //	budget, ensemble, refits, the untuned answer, blend)
 //	experiment-small: an Experiment of 2 tasks with data and 1 without × rl, static and
 //	static-matched (children, matched budgets, curve grading, ledger saves)
-//	final-answer-cut-at-deadline: a random-acts-of-pizza answer with about a minute of a 6-minute budget
-//	left (version 1 of answer-stops-at-deadline: its first candidate's folds cancelled at the
-//	deadline, the answer the best leader already refit)
+//	final-answer-cut-at-deadline: a random-acts-of-pizza answer with about a minute of a
+//	6-minute budget left (version 1 of answer-stops-at-deadline: its first candidate's folds
+//	cancelled at the deadline, the answer the best leader already refit)
 //	train-stops-at-time-budget: a movie-review-sentiment run at the default 40-minute time
 //	budget (version 1 of stop-at-time-budget: training stopped at its share mid-iteration with
 //	16 programs in flight cancelled, best-of-K cut at its deadline), its answer a child
