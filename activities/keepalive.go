@@ -17,11 +17,10 @@ var keepAliveInterval = 5 * time.Second
 // another, instead of the run waiting out a start-to-close timeout sized for the slowest
 // update (30 minutes).
 //
-// The answer's steps that work in the worker itself (reading, joining, grading and blending
-// submissions of millions of rows) use it too: on denoising-dirty-documents one candidate's
-// out-of-fold predictions (17 million rows) took minutes, the server timed the silent attempt
-// out and ran all its folds again. Outside an activity (analysis tools call execute directly)
-// it does nothing.
+// The steps that work in the worker itself (reading, joining, grading and blending submissions
+// of millions of rows) use it too: they can outlast the heartbeat timeout, and a timed-out
+// cross-validation runs all its folds again. Outside an activity (analysis tools call execute
+// directly) it does nothing.
 func keepAlive(ctx context.Context) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}

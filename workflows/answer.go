@@ -86,8 +86,8 @@ func FinalAnswer(ctx workflow.Context, in FinalAnswerInput) (FinalAnswerResult, 
 	for _, g := range in.Graded {
 		a.graded[g.SampleID] = &g
 	}
-	// A budget is the time a user reads as "the run ends here": on a slow task one candidate's
-	// folds on the full train took half an hour past it.
+	// A budget is the time a user reads as "the run ends here", and a slow task's folds on the
+	// full train can take longer than the whole answer's share of it.
 	if !in.Deadline.IsZero() {
 		a.stopAtDeadline = workflow.GetVersion(ctx, "answer-stops-at-deadline", workflow.DefaultVersion, 1) >= 1
 	}
