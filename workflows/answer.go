@@ -255,9 +255,8 @@ func (a *answerRun) crossValidate(ctx workflow.Context, ids []string) (results [
 		var cancel workflow.CancelFunc
 		actx, cancel = workflow.WithCancel(ctx)
 		defer cancel()
-		tctx, stopTimer := workflow.WithCancel(ctx)
+		deadline, stopTimer := deadlineTimer(ctx, a.timeLeft(ctx))
 		defer stopTimer() // runs first: a timer stopped, not fired, cuts nothing
-		deadline := workflow.NewTimer(tctx, time.Duration(max(a.timeLeft(ctx), 0)*float64(time.Second)))
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			if deadline.Get(ctx, nil) == nil { // fired, not stopped
 				a.cut = true

@@ -110,7 +110,13 @@ func TestTimeBudgetSpentBeforeTheAnswer(t *testing.T) {
 	if a == nil || a.Test == nil || len(a.Members) != 1 || a.Members[0].Test == nil || !strings.Contains(a.Note, "time budget ended") {
 		t.Fatalf("answer %+v: want the best leader already refit, blended alone, and a note saying why", a)
 	}
-	if slices.Contains(f.graded[1:], a.Members[0].SampleID) {
+	refits := 0
+	for _, id := range f.graded {
+		if id == a.Members[0].SampleID {
+			refits++
+		}
+	}
+	if refits != 1 {
 		t.Fatalf("the answer's member %s was refit again (graded %v)", a.Members[0].SampleID, f.graded)
 	}
 }

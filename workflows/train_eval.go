@@ -152,7 +152,13 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 // (a ready future if that has passed already); cancel stops it. Training has ended, so no
 // pause moves it.
 func (r *trainRun) evalDeadline(ctx workflow.Context) (deadline workflow.Future, cancel func()) {
-	left := (settings.TrainShare+settings.EvalShare)*r.in.TimeBudget - r.budgetElapsed(ctx)
+	return deadlineTimer(ctx, (settings.TrainShare+settings.EvalShare)*r.in.TimeBudget-r.budgetElapsed(ctx))
+}
+
+// deadlineTimer fires after left seconds of the workflow's clock, rounded up to whole seconds
+// (budgets are stated in them, and a deadline fires at or after its time); a ready future
+// when left has passed already. stop cancels it: a stopped timer's Get returns an error.
+func deadlineTimer(ctx workflow.Context, left float64) (timer workflow.Future, stop func()) {
 	if left <= 0 {
 		f, set := workflow.NewFuture(ctx)
 		set.Set(nil, nil)

@@ -2,8 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"math"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -110,9 +108,7 @@ func (p *pool) armTimeShare(ctx workflow.Context) (timer workflow.Future, stop f
 		p.timeUp = true
 		return nil, func() {}
 	}
-	tctx, cancel := workflow.WithCancel(ctx)
-	// Whole seconds: the budget is stated in them, and the timer fires at or after the share.
-	return workflow.NewTimer(tctx, time.Duration(math.Ceil(left))*time.Second), cancel
+	return deadlineTimer(ctx, left)
 }
 
 // await waits for the next outcome (use as settle says), or for timer (nil: none) to fire:
