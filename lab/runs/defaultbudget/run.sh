@@ -4,6 +4,8 @@
 # in plan order, one run at a time, and appends each run's row to results.csv as it ends.
 # Usage (from the repository root, after `go tool task setup`):
 #   bash lab/runs/defaultbudget/run.sh [OUT_DIR]      # OUT_DIR default: runs/defaultbudget
+# TASKS (a grep -E pattern) limits it to the tasks it matches, in plan order, e.g. to run the
+# other tasks' seeds first while one task waits for a fix: TASKS='cactus|movie'.
 # The binary is built once into OUT_DIR so that merges during the runs do not change it; each
 # row names the commit it ran. Stop it at any time: a finished row is kept, the run in progress
 # is started again from scratch next time (its seed fixed by plan.csv).
@@ -21,6 +23,7 @@ results=$here/results.csv
 
 tail -n +2 $here/plan.csv | while IFS=, read -r task seed; do
   if grep -q "^$task,$seed," "$results"; then continue; fi
+  if [ -n "${TASKS:-}" ] && ! grep -qE "$TASKS" <<< "$task"; then continue; fi
   run="$out/$task-$seed"
   rm -rf "$run"
   "$out/starter" tasks prepare --if-needed --task "$task" --raw "../shared/data/kaggle/$task" --data-dir "$data"
