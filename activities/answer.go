@@ -156,7 +156,7 @@ func (a *Activities) CrossValidate(ctx context.Context, in CrossValidateInput) (
 	paper, _ := reward.Scheme(reward.SchemePaper) // the score is what counts here, not the reward
 	sample := runstore.Sample(in.SampleID)
 	out := CrossValidateResult{SampleID: in.SampleID}
-	var parts []ensemble.Table
+	var parts [][]byte
 	for f, dirs := range folds.Folds {
 		res, err := a.execute(ctx, store, in.Task, in.SampleID, dirs, sample.CV(f+1), paper)
 		if err != nil {
@@ -170,29 +170,23 @@ func (a *Activities) CrossValidate(ctx context.Context, in CrossValidateInput) (
 		out.FoldScores = append(out.FoldScores, *res.Score)
 		stop := keepAlive(ctx) // the folds' own runs heartbeat their progress; this part does not
 		b, err := store.Get(ctx, sample.CV(f+1).Submission())
-		if err != nil {
-			stop()
-			return CrossValidateResult{}, err
-		}
-		t, err := ensemble.ReadCSV(b)
 		stop()
 		if err != nil {
-			out.Reason = fmt.Sprintf("cross-validation fold %d: its submission is not a CSV the blend can read: %v", f+1, err)
-			return out, nil
+			return CrossValidateResult{}, err
 		}
-		parts = append(parts, t)
+		parts = append(parts, b)
 	}
 	defer keepAlive(ctx)()
-	oof, err := ensemble.Concat(parts)
+	csv, err := ensemble.ConcatCSV(parts)
 	if err != nil {
-		out.Reason = "its folds' submissions differ in their columns: " + err.Error()
+		out.Reason = "its folds' submissions cannot be joined: " + err.Error()
 		return out, nil
 	}
-	csv := oof.CSV()
+	parts = nil
 	if err := store.Put(ctx, sample.OOF(), csv); err != nil {
 		return CrossValidateResult{}, err
 	}
-	g, err := a.gradeTable(spec, oof, folds.Answers)
+	g, err := a.gradeCSV(spec, csv, folds.Answers)
 	if err != nil {
 		return CrossValidateResult{}, err
 	}
@@ -221,36 +215,15 @@ func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (Ense
 		return EnsembleResult{}, badInput("no cross-validated program to build an ensemble of")
 	}
 	answers := a.Layout.CVFolds(spec, in.Folds).Answers
-	tables := make([]ensemble.Table, len(in.SampleIDs))
-	for i, id := range in.SampleIDs {
-		b, err := store.Get(ctx, runstore.Sample(id).OOF())
-		if err != nil {
-			return EnsembleResult{}, fmt.Errorf("out-of-fold predictions of %s: %w", id, err)
-		}
-		if tables[i], err = ensemble.ReadCSV(b); err != nil {
-			return EnsembleResult{}, badInput("out-of-fold predictions of %s: %v", id, err)
-		}
-	}
-	single := make([]*float64, len(tables))
 	al := align(spec)
-	score := func(counts []int) (float64, bool, error) {
-		activity.RecordHeartbeat(ctx, nil)
-		w := make([]float64, len(counts))
-		for i, c := range counts {
-			w[i] = float64(c)
-		}
-		blend, err := ensemble.Blend(tables, w, al)
-		if err != nil {
-			return 0, false, nil // members that cannot be blended make no valid ensemble
-		}
-		g, err := a.gradeTable(spec, blend, answers)
-		if err != nil || !g.Valid {
-			return 0, false, err
-		}
-		return *g.Score, true, nil
+	score, err := a.blendScorer(ctx, store, spec, in.SampleIDs, answers, al)
+	if err != nil {
+		return EnsembleResult{}, err
 	}
-	for i := range tables { // each program alone, for the report
-		counts := make([]int, len(tables))
+	n := len(in.SampleIDs)
+	single := make([]*float64, n)
+	for i := range n { // each program alone, for the report
+		counts := make([]int, n)
 		counts[i] = 1
 		if s, ok, err := score(counts); err != nil {
 			return EnsembleResult{}, err
@@ -258,12 +231,16 @@ func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (Ense
 			single[i] = &s
 		}
 	}
-	sel, err := ensemble.Greedy(len(tables), in.Rounds, spec.LowerIsBetter(), score)
+	sel, err := ensemble.Greedy(n, in.Rounds, spec.LowerIsBetter(), score)
 	if err != nil {
 		return EnsembleResult{}, badInput("ensemble selection: %v", err)
 	}
 	out := EnsembleResult{CVScore: sel.Score, BlendCVScore: sel.Score, Rounds: len(sel.Steps), Calibration: ensemble.Identity, BlendLog1p: al.Log1p}
 	if calibrates(spec) {
+		tables, err := readOOF(ctx, store, in.SampleIDs)
+		if err != nil {
+			return EnsembleResult{}, err
+		}
 		blend, err := ensemble.Blend(tables, sel.Weights(), al)
 		if err != nil {
 			return EnsembleResult{}, badInput("the chosen ensemble cannot be blended: %v", err)
@@ -292,6 +269,95 @@ func (a *Activities) SelectEnsemble(ctx context.Context, in EnsembleInput) (Ense
 		}
 	}
 	return out, nil
+}
+
+// blendScorer scores the blend of the programs' out-of-fold predictions with given counts as
+// weights. A numeric metric's predictions are read and matched to the answers once and blended
+// as numbers (image-output tasks have millions of rows, and greedy selection scores dozens of
+// blends); a vote's are blended and graded as text.
+func (a *Activities) blendScorer(ctx context.Context, store artifacts.Store, spec *tasks.Spec, ids []string, answers string, al ensemble.Align) (ensemble.Scorer, error) {
+	weights := func(counts []int) []float64 {
+		activity.RecordHeartbeat(ctx, nil)
+		w := make([]float64, len(counts))
+		for i, c := range counts {
+			w[i] = float64(c)
+		}
+		return w
+	}
+	if !grading.NumericMetric(spec.Metric) || al.Vote {
+		tables, err := readOOF(ctx, store, ids)
+		if err != nil {
+			return nil, err
+		}
+		return func(counts []int) (float64, bool, error) {
+			blend, err := ensemble.Blend(tables, weights(counts), al)
+			if err != nil {
+				return 0, false, nil // members that cannot be blended make no valid ensemble
+			}
+			g, err := a.gradeTable(spec, blend, answers)
+			if err != nil || !g.Valid {
+				return 0, false, err
+			}
+			return *g.Score, true, nil
+		}, nil
+	}
+	num, err := grading.NewNumeric(spec, answers)
+	if err != nil {
+		return nil, err
+	}
+	preds := make([][][]float64, len(ids))
+	for i, id := range ids {
+		b, err := store.Get(ctx, runstore.Sample(id).OOF())
+		if err != nil {
+			return nil, fmt.Errorf("out-of-fold predictions of %s: %w", id, err)
+		}
+		activity.RecordHeartbeat(ctx, nil)
+		if preds[i], _, err = readNumeric(num, b); err != nil {
+			return nil, err
+		}
+	}
+	return func(counts []int) (float64, bool, error) {
+		for i, c := range counts {
+			if c > 0 && preds[i] == nil {
+				return 0, false, nil // a member that is no valid submission alone
+			}
+		}
+		blend, err := ensemble.BlendColumns(preds, weights(counts), al)
+		if err != nil {
+			return 0, false, nil
+		}
+		g, err := num.Score(blend)
+		if err != nil || !g.Valid {
+			return 0, false, err
+		}
+		return *g.Score, true, nil
+	}, nil
+}
+
+// readNumeric grades a submission held in memory with num and returns its predictions (nil
+// when it is not valid).
+func readNumeric(num *grading.Numeric, b []byte) ([][]float64, grading.Result, error) {
+	path, remove, err := tempCSV(b)
+	if err != nil {
+		return nil, grading.Result{}, err
+	}
+	defer remove()
+	return num.Read(path)
+}
+
+// readOOF reads the programs' out-of-fold predictions as tables.
+func readOOF(ctx context.Context, store artifacts.Store, ids []string) ([]ensemble.Table, error) {
+	tables := make([]ensemble.Table, len(ids))
+	for i, id := range ids {
+		b, err := store.Get(ctx, runstore.Sample(id).OOF())
+		if err != nil {
+			return nil, fmt.Errorf("out-of-fold predictions of %s: %w", id, err)
+		}
+		if tables[i], err = ensemble.ReadCSV(b); err != nil {
+			return nil, badInput("out-of-fold predictions of %s: %v", id, err)
+		}
+	}
+	return tables, nil
 }
 
 // BlendAnswer blends the members' test submissions (leak-free: their refit on the full public
@@ -404,19 +470,37 @@ func index(header []string, name string) int {
 
 // gradeTable grades a submission held in memory with the task's grader.
 func (a *Activities) gradeTable(spec *tasks.Spec, t ensemble.Table, answers string) (grading.Result, error) {
-	f, err := os.CreateTemp("", "blend-*.csv")
+	return a.gradeCSV(spec, t.CSV(), answers)
+}
+
+// gradeCSV grades a submission's bytes with the task's grader.
+func (a *Activities) gradeCSV(spec *tasks.Spec, csv []byte, answers string) (grading.Result, error) {
+	path, remove, err := tempCSV(csv)
 	if err != nil {
 		return grading.Result{}, err
 	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(t.CSV()); err != nil {
+	defer remove()
+	return grading.Grade(spec, path, answers)
+}
+
+// tempCSV writes b to a temporary .csv file (the grader reads files) and returns its path and
+// the function that removes it.
+func tempCSV(b []byte) (path string, remove func(), err error) {
+	f, err := os.CreateTemp("", "answer-*.csv")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { os.Remove(f.Name()) }
+	if _, err := f.Write(b); err != nil {
 		f.Close()
-		return grading.Result{}, err
+		remove()
+		return "", nil, err
 	}
 	if err := f.Close(); err != nil {
-		return grading.Result{}, err
+		remove()
+		return "", nil, err
 	}
-	return grading.Grade(spec, f.Name(), answers)
+	return f.Name(), remove, nil
 }
 
 func (a *Activities) python() string {

@@ -164,6 +164,10 @@ out.to_csv('submission.csv', index=False)
 		oofs, oofWeights = append(oofs, tb), append(oofWeights, m.Weight)
 	}
 	oofBlend, _ := ensemble.Blend(oofs, oofWeights, ensemble.Align{IDColumn: "id"})
+	// Selection blended the predictions as numbers; the blend written as text grades the same.
+	if g, err := a.gradeTable(spec, oofBlend, answers); err != nil || g.Score == nil || math.Abs(*g.Score-ens.BlendCVScore) > 1e-5 {
+		t.Fatalf("the out-of-fold blend grades %v (%v), selection scored it %v", g.Score, err, ens.BlendCVScore)
+	}
 	if oofBlend, err = ens.Calibration.Apply(oofBlend, 0); err != nil {
 		t.Fatal(err)
 	}

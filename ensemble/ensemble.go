@@ -9,6 +9,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 )
@@ -41,19 +42,42 @@ func (t Table) CSV() []byte {
 	return b.Bytes()
 }
 
-// Concat appends tables with the same header (the folds' submissions, in fold order).
-func Concat(parts []Table) (Table, error) {
+// ConcatCSV joins CSV files with the same header (the folds' submissions, in fold order): the
+// first header, then each file's rows as written. The rows are not parsed: joined out-of-fold
+// predictions of image-output tasks are millions of rows, which as a table took gigabytes.
+// A byte-order mark is dropped; a file whose last row has no newline gets one.
+func ConcatCSV(parts [][]byte) ([]byte, error) {
 	if len(parts) == 0 {
-		return Table{}, errors.New("nothing to concatenate")
+		return nil, errors.New("nothing to concatenate")
 	}
-	out := Table{Header: parts[0].Header}
+	var out bytes.Buffer
+	var first []string
 	for i, p := range parts {
-		if !sameStrings(p.Header, out.Header) {
-			return Table{}, fmt.Errorf("part %d has columns %v, part 1 has %v", i+1, p.Header, out.Header)
+		p = bytes.TrimPrefix(p, []byte("\ufeff"))
+		r := csv.NewReader(bytes.NewReader(p))
+		head, err := r.Read()
+		if err != nil {
+			if err == io.EOF {
+				err = errors.New("empty CSV: no header")
+			}
+			return nil, fmt.Errorf("part %d: %w", i+1, err)
 		}
-		out.Rows = append(out.Rows, p.Rows...)
+		if i == 0 {
+			first = head
+			w := csv.NewWriter(&out)
+			w.Write(head)
+			w.Flush()
+			out.Grow(len(p) * len(parts))
+		} else if !sameStrings(head, first) {
+			return nil, fmt.Errorf("part %d has columns %v, part 1 has %v", i+1, head, first)
+		}
+		rows := p[r.InputOffset():]
+		out.Write(rows)
+		if len(rows) > 0 && rows[len(rows)-1] != '\n' {
+			out.WriteByte('\n')
+		}
 	}
-	return out, nil
+	return out.Bytes(), nil
 }
 
 func sameStrings(a, b []string) bool {
@@ -92,23 +116,13 @@ func Blend(tables []Table, weights []float64, al Align) (Table, error) {
 	if len(tables) != len(weights) {
 		return Table{}, fmt.Errorf("%d tables, %d weights", len(tables), len(weights))
 	}
-	var used []Table
-	var w []float64
-	total := 0.0
-	for i, t := range tables {
-		if weights[i] < 0 || math.IsNaN(weights[i]) {
-			return Table{}, fmt.Errorf("weight %d is %v: weights must be non-negative", i, weights[i])
-		}
-		if weights[i] > 0 {
-			used, w = append(used, t), append(w, weights[i])
-			total += weights[i]
-		}
+	idx, w, err := normalized(weights)
+	if err != nil {
+		return Table{}, err
 	}
-	if len(used) == 0 {
-		return Table{}, errors.New("every weight is zero")
-	}
-	for i := range w {
-		w[i] /= total
+	used := make([]Table, len(idx))
+	for u, i := range idx {
+		used[u] = tables[i]
 	}
 	base := used[0]
 	idc := -1
@@ -195,6 +209,86 @@ func Blend(tables []Table, weights []float64, al Align) (Table, error) {
 			}
 			out.Rows[i][j] = vote(rows, cols, w, i, j)
 		}
+	}
+	return out, nil
+}
+
+// normalized are the positions of the positive weights and those weights over their sum.
+func normalized(weights []float64) (idx []int, w []float64, err error) {
+	total := 0.0
+	for i, x := range weights {
+		if x < 0 || math.IsNaN(x) {
+			return nil, nil, fmt.Errorf("weight %d is %v: weights must be non-negative", i, x)
+		}
+		if x > 0 {
+			idx, w = append(idx, i), append(w, x)
+			total += x
+		}
+	}
+	if len(idx) == 0 {
+		return nil, nil, errors.New("every weight is zero")
+	}
+	for i := range w {
+		w[i] /= total
+	}
+	return idx, w, nil
+}
+
+// BlendColumns is Blend for predictions already read as numbers, in one row order (the
+// answers'): preds[k][j][i] is table k's value of column j on row i. It averages as Blend
+// averages numeric columns (Log1p where every used value is above -1, Integer rounding), without
+// Blend's 12-digit text; a vote (Align.Vote) needs Blend.
+func BlendColumns(preds [][][]float64, weights []float64, al Align) ([][]float64, error) {
+	if len(preds) != len(weights) {
+		return nil, fmt.Errorf("%d tables, %d weights", len(preds), len(weights))
+	}
+	if al.Vote {
+		return nil, errors.New("a vote blends labels, not numbers: use Blend")
+	}
+	idx, w, err := normalized(weights)
+	if err != nil {
+		return nil, err
+	}
+	base := preds[idx[0]]
+	for _, k := range idx {
+		if len(preds[k]) != len(base) {
+			return nil, fmt.Errorf("submission %d has %d columns, submission %d has %d", k+1, len(preds[k]), idx[0]+1, len(base))
+		}
+		for j := range base {
+			if len(preds[k][j]) != len(base[j]) {
+				return nil, fmt.Errorf("submission %d has %d rows, submission %d has %d", k+1, len(preds[k][j]), idx[0]+1, len(base[j]))
+			}
+		}
+	}
+	out := make([][]float64, len(base))
+	for j := range base {
+		logs := al.Log1p
+		for _, k := range idx {
+			for _, x := range preds[k][j] {
+				if x <= -1 {
+					logs = false
+					break
+				}
+			}
+		}
+		col := make([]float64, len(base[j]))
+		for u, k := range idx {
+			for i, x := range preds[k][j] {
+				if logs {
+					x = math.Log1p(x)
+				}
+				col[i] += w[u] * x
+			}
+		}
+		for i := range col {
+			if logs {
+				col[i] = math.Expm1(col[i])
+			}
+			if al.Integer {
+				col[i] = math.Round(col[i])
+			}
+		}
+		out[j] = col
 	}
 	return out, nil
 }

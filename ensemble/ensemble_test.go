@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -92,13 +93,37 @@ func TestBlend(t *testing.T) {
 	}
 }
 
-func TestConcatNeedsOneHeader(t *testing.T) {
-	got, err := Concat([]Table{tab(t, "id,a\n1,0\n"), tab(t, "id,a\n2,1\n")})
-	if err != nil || string(got.CSV()) != "id,a\n1,0\n2,1\n" {
-		t.Fatalf("got %q, %v", got.CSV(), err)
+func TestConcatCSV(t *testing.T) {
+	cases := []struct {
+		name  string
+		parts []string
+		want  string
+		err   string
+	}{
+		{name: "rows in part order under the first header", parts: []string{"id,a\n1,0\n", "id,a\n2,1\n3,1\n"}, want: "id,a\n1,0\n2,1\n3,1\n"},
+		{name: "a last row without its newline, a part without rows, CRLF kept",
+			parts: []string{"id,a\n1,0", "id,a\n", "id,a\r\n2,1\r\n"}, want: "id,a\n1,0\n2,1\r\n"},
+		{name: "quoted headers and fields", parts: []string{"\"id\",\"a,b\"\n\"x\ny\",1\n", "id,\"a,b\"\n2,3\n"}, want: "id,\"a,b\"\n\"x\ny\",1\n2,3\n"},
+		{name: "a byte-order mark dropped", parts: []string{"\ufeffid,a\n1,0\n", "\ufeffid,a\n2,1\n"}, want: "id,a\n1,0\n2,1\n"},
+		{name: "another header", parts: []string{"id,a\n1,0\n", "id,b\n2,1\n"}, err: "part 2 has columns [id b], part 1 has [id a]"},
+		{name: "an empty part", parts: []string{"id,a\n1,0\n", ""}, err: "part 2: empty CSV: no header"},
+		{name: "nothing", err: "nothing to concatenate"},
 	}
-	if _, err := Concat([]Table{tab(t, "id,a\n1,0\n"), tab(t, "id,b\n2,1\n")}); err == nil || !strings.Contains(err.Error(), "part 2 has columns") {
-		t.Fatalf("want a header mismatch named, got %v", err)
+	for _, c := range cases {
+		var parts [][]byte
+		for _, p := range c.parts {
+			parts = append(parts, []byte(p))
+		}
+		got, err := ConcatCSV(parts)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s: got %q, %v; want %q", c.name, got, err, c.want)
+		}
 	}
 }
 
@@ -194,4 +219,80 @@ func TestGreedyHigherIsBetterStartsFromTheBestSingle(t *testing.T) {
 	if w := sel.Weights(); w[1] != 1 || w[0] != 0 {
 		t.Fatalf("weights %v", w)
 	}
+}
+
+// BlendColumns averages as Blend does: on numeric tables in one row order, its columns are
+// Blend's text read back as numbers.
+func TestBlendColumnsAveragesAsBlend(t *testing.T) {
+	cases := []struct {
+		name    string
+		tables  []string
+		weights []float64
+		align   Align
+	}{
+		{"weighted mean", []string{"p,q\n0.2,0.8\n1,0\n0.125,3\n", "p,q\n0.4,0.6\n0,1\n0.5,-7\n"}, []float64{3, 1}, Align{}},
+		{"a zero weight ignored", []string{"p\n0.2\n", "p\n9\n", "p\n0.3\n"}, []float64{1, 0, 1}, Align{}},
+		{"integer scores rounded", []string{"s\n2\n0\n", "s\n3\n1\n", "s\n3\n1\n"}, []float64{1, 1, 1}, Align{Integer: true}},
+		{"log1p, and a column at or below -1 averaged as it is", []string{"a,b\n0,-2\n1,0\n", "a,b\n3,4\n1,0.5\n"}, []float64{1, 2}, Align{Log1p: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var tables []Table
+			var preds [][][]float64
+			for _, s := range c.tables {
+				tb := tab(t, s)
+				tables = append(tables, tb)
+				preds = append(preds, columns(t, tb))
+			}
+			want, err := Blend(tables, c.weights, c.align)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := BlendColumns(preds, c.weights, c.align)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := columns(t, want)
+			for j := range w {
+				for i := range w[j] {
+					if math.Abs(got[j][i]-w[j][i]) > 1e-11*math.Max(1, math.Abs(w[j][i])) {
+						t.Fatalf("column %d row %d: %v, Blend wrote %v", j, i, got[j][i], w[j][i])
+					}
+				}
+			}
+		})
+	}
+	for _, bad := range []struct {
+		name    string
+		preds   [][][]float64
+		weights []float64
+		align   Align
+		err     string
+	}{
+		{"a vote", [][][]float64{{{1}}}, []float64{1}, Align{Vote: true}, "use Blend"},
+		{"rows that differ", [][][]float64{{{1, 2}}, {{1}}}, []float64{1, 1}, Align{}, "has 1 rows"},
+		{"columns that differ", [][][]float64{{{1}}, {{1}, {2}}}, []float64{1, 1}, Align{}, "has 2 columns"},
+		{"weights that do not match", [][][]float64{{{1}}}, []float64{1, 1}, Align{}, "2 weights"},
+		{"every weight zero", [][][]float64{{{1}}}, []float64{0}, Align{}, "every weight is zero"},
+	} {
+		if _, err := BlendColumns(bad.preds, bad.weights, bad.align); err == nil || !strings.Contains(err.Error(), bad.err) {
+			t.Errorf("%s: error %v, want one containing %q", bad.name, err, bad.err)
+		}
+	}
+}
+
+// columns reads a table of numbers column by column.
+func columns(t *testing.T, tb Table) [][]float64 {
+	t.Helper()
+	out := make([][]float64, len(tb.Header))
+	for j := range tb.Header {
+		for _, r := range tb.Rows {
+			v, err := strconv.ParseFloat(r[j], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[j] = append(out[j], v)
+		}
+	}
+	return out
 }

@@ -80,3 +80,91 @@ func TestGradeDispatchesEveryMetric(t *testing.T) {
 		})
 	}
 }
+
+// Numeric reads and scores every numeric case as Grade grades it, and scores the predictions it
+// read again to the same result; a metric of labels or texts is refused.
+func TestNumericGradesAsGrade(t *testing.T) {
+	cols := func(c ...string) tasks.Answers { return tasks.Answers{Format: "columns", Columns: c, MatchBy: "id"} }
+	cases := []struct {
+		name, metric string
+		answers      tasks.Answers
+		ans, sub     string
+	}{
+		{"auc by id", "roc-auc", cols("y"), "id,y\n1,1\n2,0\n3,1\n", "id,y\n3,0.9\n1,0.2\n2,0.4\n"},
+		{"auc of a non-probability", "roc-auc", cols("y"), "id,y\n1,1\n2,0\n", "id,y\n1,1.5\n2,0\n"},
+		{"text in a number's place", "rmse", cols("a"), "id,a\n1,0\n2,1\n", "id,a\n1,x\n2,1\n"},
+		{"ids that do not match", "rmse", cols("a"), "id,a\n1,0\n2,1\n", "id,a\n1,0\n3,1\n"},
+		{"rmse over two columns", "rmse", cols("a", "b"), "id,a,b\n1,0,0\n2,0,1\n", "id,a,b\n2,3,1\n1,4,1\n"},
+		{"rmsle by position", "mean-column-rmsle", tasks.Answers{Format: "columns", Columns: []string{"a", "b"}, MatchBy: "position"}, "id,a,b\n1,1,2\n2,3,4\n", "id,a,b\n1,1.5,2\n2,2,4\n"},
+		{"kappa", "quadratic-weighted-kappa", cols("s"), "id,s\n1,1\n2,2\n3,3\n", "id,s\n1,1\n2,3\n3,3\n"},
+		{"kappa of a non-integer", "quadratic-weighted-kappa", cols("s"), "id,s\n1,1\n2,2\n", "id,s\n1,1.5\n2,2\n"},
+		{"log loss", "multi-class-log-loss", tasks.Answers{Format: "one-hot", MatchBy: "id"}, "id,a,b\n1,1,0\n2,0,1\n", "id,a,b\n1,0.7,0.3\n2,0.4,0.6\n"},
+		{"log loss of rows not summing to 1", "multi-class-log-loss", tasks.Answers{Format: "one-hot", MatchBy: "id"}, "id,a,b\n1,1,0\n", "id,a,b\n1,0.7,0.7\n"},
+		{"log loss of a text cell", "multi-class-log-loss", tasks.Answers{Format: "one-hot", MatchBy: "id"}, "id,a,b\n1,1,0\n", "id,a,b\n1,high,0\n"},
+		{"pearson", "pearson", cols("s"), "id,s\n1,0\n2,0.5\n3,1\n", "id,s\n1,0.1\n2,0.2\n3,0.9\n"},
+		{"no submission", "mae", cols("a"), "id,a\n1,0\n", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ans, sub := filepath.Join(dir, "answers.csv"), filepath.Join(dir, "submission.csv")
+			os.WriteFile(ans, []byte(c.ans), 0o644)
+			if c.sub != "" {
+				os.WriteFile(sub, []byte(c.sub), 0o644)
+			}
+			spec := &tasks.Spec{ID: "t", Metric: c.metric, Direction: "max", IDColumn: "id", Answers: c.answers}
+			want, err := Grade(spec, sub, ans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			num, err := NewNumeric(spec, ans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pred, got, err := num.Read(sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same := func(a, b Result) bool {
+				return a.Valid == b.Valid && a.Exists == b.Exists && a.Reason == b.Reason && (a.Score == nil) == (b.Score == nil) && (a.Score == nil || *a.Score == *b.Score)
+			}
+			if !same(got, want) {
+				t.Fatalf("Read: %+v, Grade: %+v", got, want)
+			}
+			if !want.Valid {
+				if pred != nil {
+					t.Fatalf("an invalid submission returned predictions %v", pred)
+				}
+				return
+			}
+			if again, err := num.Score(pred); err != nil || !same(again, want) {
+				t.Fatalf("Score of the predictions read: %+v (%v), Grade: %+v", again, err, want)
+			}
+		})
+	}
+	if _, err := NewNumeric(&tasks.Spec{Metric: "accuracy"}, "unused.csv"); err == nil || !strings.Contains(err.Error(), "grade its submissions with Grade") {
+		t.Fatalf("a label metric: %v", err)
+	}
+}
+
+// Score checks the values it is given and their layout as Grade checks a file's.
+func TestNumericScoreChecksItsInput(t *testing.T) {
+	dir := t.TempDir()
+	ans := filepath.Join(dir, "answers.csv")
+	os.WriteFile(ans, []byte("id,a\n1,0\n2,1\n"), 0o644)
+	num, err := NewNumeric(&tasks.Spec{ID: "t", Metric: "rmse", IDColumn: "id", Answers: tasks.Answers{Format: "columns", Columns: []string{"a"}, MatchBy: "id"}}, ans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := num.Score([][]float64{{0, math.NaN()}}); err != nil || r.Valid || !strings.Contains(r.Reason, `row 2, column "a": NaN is not a number`) {
+		t.Fatalf("a NaN prediction: %+v, %v", r, err)
+	}
+	if r, err := num.Score([][]float64{{0, 0.5}}); err != nil || !r.Valid || *r.Score != 0.35355 {
+		t.Fatalf("valid predictions: %+v, %v", r, err)
+	}
+	for _, bad := range [][][]float64{{{0}}, {{0, 1}, {0, 1}}, nil} {
+		if _, err := num.Score(bad); err == nil {
+			t.Fatalf("predictions laid out as %v: no error", bad)
+		}
+	}
+}

@@ -3,11 +3,13 @@
 package grading
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,47 +40,65 @@ func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
 		// The answers are ours: a broken answers file is an infrastructure error.
 		return Result{}, fmt.Errorf("reading answers %s: %w", ansPath, err)
 	}
+	sub, cols, invalid, err := readAligned(spec, subPath, ans, ansSize, start)
+	if invalid != nil || err != nil {
+		return deref(invalid), err
+	}
+	score, err := metric(spec, sub, ans, cols)
+	return scored(start, score, err)
+}
+
+// readAligned reads the submission at subPath under the limits for ans and returns, for each
+// answers row, its values of the answer columns cols (Grade's rules up to the metric's own
+// checks). An invalid submission is a result saying why.
+func readAligned(spec *tasks.Spec, subPath string, ans table, ansSize int64, start time.Time) (sub [][]string, cols []string, invalid *Result, err error) {
 	lim := LimitsFor(ans, ansSize)
-	invalid := func(format string, a ...any) (Result, error) {
-		return Result{Exists: true, Reason: fmt.Sprintf(format, a...), Duration: time.Since(start).Seconds()}, nil
+	fail := func(format string, a ...any) ([][]string, []string, *Result, error) {
+		return nil, nil, &Result{Exists: true, Reason: fmt.Sprintf(format, a...), Duration: time.Since(start).Seconds()}, nil
 	}
 	f, err := OpenRegular(subPath)
 	var notRegular notRegularError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return Result{Reason: "no submission file was written"}, nil
+		return nil, nil, &Result{Reason: "no submission file was written"}, nil
 	case errors.As(err, &notRegular):
-		return invalid("%v", err)
+		return fail("%v", err)
 	case err != nil:
-		return Result{}, err
+		return nil, nil, nil, err
 	}
 	defer f.Close()
 	if !strings.HasSuffix(subPath, ".csv") {
-		return invalid("submission must be a .csv file")
+		return fail("submission must be a .csv file")
 	}
 	if st, err := f.Stat(); err == nil && st.Size() > lim.MaxBytes {
-		return invalid("submission has %d bytes, over the limit of %d bytes for these answers (%s)", st.Size(), lim.MaxBytes, lim.bytesRule())
+		return fail("submission has %d bytes, over the limit of %d bytes for these answers (%s)", st.Size(), lim.MaxBytes, lim.bytesRule())
 	}
-	cols := answerColumns(spec, ans)
+	cols = answerColumns(spec, ans)
 	keep := append([]string{spec.IDColumn}, cols...)
-	sub, err := parseBounded(f, lim, keep, start)
+	parsed, err := parseBounded(f, lim, keep, start)
 	if err != nil {
-		return invalid("%v", err)
+		return fail("%v", err)
 	}
-	aligned, err := align(spec, sub, ans, cols)
+	sub, err = align(spec, parsed, ans, cols)
 	var inv invalidError
 	if errors.As(err, &inv) {
-		return invalid("%s", inv.msg)
+		return fail("%s", inv.msg)
 	}
 	if err != nil {
-		return Result{}, err
+		return nil, nil, nil, err
 	}
 	if err := lim.check(start); err != nil {
-		return invalid("%v", err)
+		return fail("%v", err)
 	}
-	score, err := metric(spec, aligned, ans, cols)
+	return sub, cols, nil, nil
+}
+
+// scored is the result of a metric's score and error: an invalidError is an invalid
+// submission, another error is ours. Scores are rounded to 5 decimals, as reported.
+func scored(start time.Time, score float64, err error) (Result, error) {
+	var inv invalidError
 	if errors.As(err, &inv) {
-		return invalid("%s", inv.msg)
+		return Result{Exists: true, Reason: inv.msg, Duration: time.Since(start).Seconds()}, nil
 	}
 	if err != nil {
 		return Result{}, err
@@ -87,19 +107,28 @@ func Grade(spec *tasks.Spec, subPath, ansPath string) (Result, error) {
 	return Result{Score: &score, Exists: true, Valid: true, Duration: time.Since(start).Seconds()}, nil
 }
 
+func deref(r *Result) Result {
+	if r == nil {
+		return Result{}
+	}
+	return *r
+}
+
 type invalidError struct{ msg string }
 
 func (e invalidError) Error() string { return e.msg }
 
 func invalidf(format string, a ...any) error { return invalidError{fmt.Sprintf(format, a...)} }
 
-// table is a parsed CSV: its full header, and the rows' kept columns with an index of them.
+// table is a parsed CSV: its full header, and the kept columns' cells, column by column (a
+// row per slice took gigabytes on image-output tasks' millions of rows).
 type table struct {
-	all    []string // every column of the header
-	header []string // the kept columns, in file order
-	rows   [][]string
-	index  map[string]int // kept column name -> position in a row
-	total  int            // data rows in the file, kept or not
+	all    []string       // every column of the header
+	header []string       // the kept columns, in file order
+	cols   [][]string     // cols[k][i]: kept column k's cell in row i (nil for a column the file lacks)
+	n      int            // rows stored
+	index  map[string]int // kept column name -> its position in cols
+	total  int            // data rows in the file, stored or not
 }
 
 func (t table) col(name string) int {
@@ -183,7 +212,8 @@ func answerColumns(spec *tasks.Spec, ans table) []string {
 	return cols
 }
 
-// align returns, for each answers row, the submission's values of cols, after the column,
+// align returns the submission's values of cols, column by column in the answers' row order
+// (out[k][i] is cols[k] for answers row i), after the column,
 // row-count and id checks. Rows match by id as MLE-bench's graders do (both sides sorted by id
 // and compared), so an id may repeat as often as it repeats in the answers (insults' comments
 // do); or by position, where the id column is not needed at all.
@@ -213,29 +243,17 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 		return nil, invalidf("submission must have the column %s and %s: missing %s, unexpected %s",
 			id, short(cols), short(missing), short(extra))
 	}
-	if sub.total != len(ans.rows) {
-		return nil, invalidf("submission has %d rows, the answers have %d", sub.total, len(ans.rows))
+	if sub.total != ans.n {
+		return nil, invalidf("submission has %d rows, the answers have %d", sub.total, ans.n)
 	}
-	idx := make([]int, len(cols))
-	contiguous := true // the kept row is the id then cols: align slices it, not copies
+	in := make([][]string, len(cols)) // the submission's columns, in cols' order
+	out := make([][]string, len(cols))
 	for k, c := range cols {
-		idx[k] = sub.col(c)
-		contiguous = contiguous && idx[k] == k+1
+		in[k], out[k] = sub.cols[sub.col(c)], make([]string, ans.n)
 	}
-	pick := func(r []string) []string {
-		if contiguous {
-			return r[1 : 1+len(cols)]
-		}
-		out := make([]string, len(idx))
-		for k, i := range idx {
-			out[k] = r[i]
-		}
-		return out
-	}
-	out := make([][]string, len(ans.rows))
 	if byPosition {
-		for i, r := range sub.rows {
-			out[i] = pick(r)
+		for k := range cols {
+			copy(out[k], in[k])
 		}
 		return out, nil
 	}
@@ -243,71 +261,113 @@ func align(spec *tasks.Spec, sub, ans table, cols []string) ([][]string, error) 
 	if ansID < 0 {
 		return nil, fmt.Errorf("the answers have no id column %q", id)
 	}
-	subKey, ansKey := idKeys(sub, subID), idKeys(ans, ansID)
-	// Rows of one id are chained: head[key] is the first unmatched one, next[i] the one after i.
-	head := make(map[idKey]int32, len(sub.rows))
-	next := make([]int32, len(sub.rows))
-	for i := len(sub.rows) - 1; i >= 0; i-- {
-		k := subKey[i]
-		if j, ok := head[k]; ok {
-			next[i] = j
-		} else {
-			next[i] = -1
+	subKey, ansKey := idKeys(sub.cols[subID]), idKeys(ans.cols[ansID])
+	// Both sides sorted by id, as MLE-bench's graders sort them (a sort, not a map: maps of
+	// millions of ids took gigabytes). Within an id, rows keep their order, so the t-th answers
+	// row of an id takes the t-th submission row of it. A number never equals a text.
+	failed := -1 // the first answers row (in file order) left without a submission row
+	if subKey.text != ansKey.text {
+		failed = 0
+	} else {
+		subOrder, ansOrder := subKey.sorted(), ansKey.sorted()
+		j := 0
+		for _, i := range ansOrder {
+			for j < len(subOrder) && subKey.compare(subOrder[j], ansKey, i) < 0 {
+				j++
+			}
+			if j < len(subOrder) && subKey.compare(subOrder[j], ansKey, i) == 0 {
+				for k := range cols {
+					out[k][i] = in[k][subOrder[j]]
+				}
+				j++
+			} else if failed < 0 || int(i) < failed {
+				failed = int(i)
+			}
 		}
-		head[k] = int32(i)
 	}
-	for i, a := range ans.rows {
-		j, ok := head[ansKey[i]]
-		if !ok || j < 0 {
-			return nil, invalidf("submission ids do not match the test ids (id %q is missing or repeated too often elsewhere)", a[ansID])
-		}
-		out[i], head[ansKey[i]] = pick(sub.rows[j]), next[j]
+	if failed >= 0 {
+		return nil, invalidf("submission ids do not match the test ids (id %q is missing or repeated too often elsewhere)", ans.cols[ansID][failed])
 	}
 	return out, nil
 }
 
-// idKey is an id as pandas compares it: a number (an int64, or a float's bits when it is no
-// exact integer) or a text. A number never equals a text.
-type idKey struct {
-	kind uint8 // 0 text, 1 integer, 2 float
-	n    uint64
-	s    string
-}
-
-// idKeys are the values of column c as pandas' read_csv would compare them: a column whose every
+// ids are an id column's values as pandas' read_csv would compare them: a column whose every
 // cell is an integer is int64 ("0042" is 42), one whose every cell is a number is float64 ("4.0"
 // is 4, as an int64 4 is in numpy's comparison), anything else is text compared as written.
-func idKeys(t table, c int) []idKey {
-	keys := make([]idKey, len(t.rows))
+// Text keys are the column's own cells, not copies.
+type ids struct {
+	text  bool
+	cells []string // text
+	nums  []numKey // numbers
+}
+
+// numKey is a number id: an int64, or a float's bits when it is no exact integer.
+type numKey struct {
+	float bool
+	n     uint64
+}
+
+func idKeys(cells []string) ids {
 	ints, floats := true, true
-	for _, r := range t.rows {
-		s := strings.TrimSpace(r[c])
-		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+	for _, c := range cells {
+		if _, err := strconv.ParseInt(strings.TrimSpace(c), 10, 64); err != nil {
 			ints = false
 		}
-		if _, ok := pandasFloat(r[c]); !ok {
+		if _, ok := pandasFloat(c); !ok {
 			floats = false
 			break
 		}
 	}
-	for i, r := range t.rows {
-		s := strings.TrimSpace(r[c])
-		switch {
-		case ints:
-			v, _ := strconv.ParseInt(s, 10, 64)
-			keys[i] = idKey{kind: 1, n: uint64(v)}
-		case floats:
-			v, _ := pandasFloat(r[c])
-			if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-				keys[i] = idKey{kind: 1, n: uint64(int64(v))}
-			} else {
-				keys[i] = idKey{kind: 2, n: math.Float64bits(v)}
-			}
-		default:
-			keys[i] = idKey{s: r[c]}
+	if !floats {
+		return ids{text: true, cells: cells}
+	}
+	nums := make([]numKey, len(cells))
+	for i, c := range cells {
+		if ints {
+			v, _ := strconv.ParseInt(strings.TrimSpace(c), 10, 64)
+			nums[i] = numKey{n: uint64(v)}
+			continue
+		}
+		v, _ := pandasFloat(c)
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			nums[i] = numKey{n: uint64(int64(v))}
+		} else {
+			nums[i] = numKey{float: true, n: math.Float64bits(v)}
 		}
 	}
-	return keys
+	return ids{nums: nums}
+}
+
+func (k ids) len() int { return max(len(k.cells), len(k.nums)) }
+
+// compare orders row i of k against row j of o (both text, or both numbers).
+func (k ids) compare(i int32, o ids, j int32) int {
+	if k.text {
+		return strings.Compare(k.cells[i], o.cells[j])
+	}
+	a, b := k.nums[i], o.nums[j]
+	if a.float != b.float {
+		if !a.float {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a.n, b.n)
+}
+
+// sorted is the rows' order by id, rows of one id in their own order.
+func (k ids) sorted() []int32 {
+	order := make([]int32, k.len())
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := k.compare(a, k, b); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return order
 }
 
 // pandasFloat parses s as pandas' CSV reader parses a cell of a numeric column: decimal or
@@ -354,15 +414,15 @@ func short(s []string) string {
 }
 
 // parseColumn parses column k of the aligned rows; NaN and text are invalid.
-func parseColumn(rows [][]string, k int, col string) ([]float64, error) {
-	if b := boolColumn(rows, k); b != nil && len(rows) > 0 {
+func parseColumn(cells []string, col string) ([]float64, error) {
+	if b := boolColumn(cells); b != nil {
 		return b, nil
 	}
-	out := make([]float64, len(rows))
-	for i, r := range rows {
-		v, ok := pandasFloat(r[k])
+	out := make([]float64, len(cells))
+	for i, c := range cells {
+		v, ok := pandasFloat(c)
 		if !ok || math.IsInf(v, 0) {
-			return nil, invalidf("row %d, column %q: %q is not a number", i+1, col, r[k])
+			return nil, invalidf("row %d, column %q: %q is not a number", i+1, col, c)
 		}
 		out[i] = v
 	}
@@ -375,17 +435,17 @@ func truthFloats(ans table, col string) ([]float64, error) {
 	if c < 0 {
 		return nil, fmt.Errorf("the answers have no column %q", col)
 	}
-	out := make([]float64, len(ans.rows))
-	for i, r := range ans.rows {
-		switch strings.ToLower(strings.TrimSpace(r[c])) {
+	out := make([]float64, ans.n)
+	for i, cell := range ans.cols[c] {
+		switch strings.ToLower(strings.TrimSpace(cell)) {
 		case "true":
 			out[i] = 1
 		case "false":
 			out[i] = 0
 		default:
-			v, err := strconv.ParseFloat(strings.TrimSpace(r[c]), 64)
+			v, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
 			if err != nil {
-				return nil, fmt.Errorf("answers row %d, column %q: %q is not a number", i+1, col, r[c])
+				return nil, fmt.Errorf("answers row %d, column %q: %q is not a number", i+1, col, cell)
 			}
 			out[i] = v
 		}
@@ -393,47 +453,179 @@ func truthFloats(ans table, col string) ([]float64, error) {
 	return out, nil
 }
 
-// metric computes the task's metric on aligned submission values.
+// metric computes the task's metric on the submission's values aligned to the answers (sub[k]
+// is answer column cols[k]).
 func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64, error) {
+	if numericMetric(spec.Metric) {
+		pred, err := numericColumns(spec, sub, cols)
+		if err != nil {
+			return 0, err
+		}
+		truth, err := numericTruth(spec, ans, cols)
+		if err != nil {
+			return 0, err
+		}
+		return scoreNumeric(spec, pred, truth, cols)
+	}
 	switch spec.Metric {
-	case "multi-class-log-loss":
-		probs := make([][]float64, len(sub))
-		truth := make([]int, len(sub))
-		ansCols := make([]int, len(cols))
-		for k, c := range cols {
-			if ansCols[k] = ans.col(c); ansCols[k] < 0 {
-				return 0, fmt.Errorf("the answers have no column %q", c)
+	case "mean-word-jaccard":
+		c := ans.col(cols[0])
+		if c < 0 {
+			return 0, fmt.Errorf("the answers have no column %q", cols[0])
+		}
+		pred, truth := make([]string, ans.n), make([]string, ans.n)
+		for i, cell := range sub[0] {
+			// pandas reads "NA", "null", "nan", an empty cell... as NaN, which the grader makes "".
+			pred[i], truth[i] = pandasText(cell), pandasText(ans.cols[c][i])
+		}
+		j := MeanWordJaccard(truth, pred)
+		if math.IsNaN(j) {
+			// MLE-bench's jaccard divides by zero when both sides of a row have no words.
+			return 0, invalidf("a row's prediction and answer both have no words: the Jaccard score is undefined")
+		}
+		return j, nil
+	case "accuracy", "f1", "f1-macro", "f1-micro", "f1-weighted":
+		if ans.col(cols[0]) < 0 {
+			return 0, fmt.Errorf("the answers have no column %q", cols[0])
+		}
+		truth, err := readLabels(ans.cols[ans.col(cols[0])], "answers")
+		if err != nil {
+			return 0, fmt.Errorf("%v", err) // ours to fix
+		}
+		pred, err := readLabels(sub[0], "column "+strconv.Quote(cols[0]))
+		if err != nil {
+			return 0, err
+		}
+		if err := comparable(truth, pred); err != nil {
+			return 0, err
+		}
+		if spec.Metric == "accuracy" {
+			return Accuracy(truth.keys, pred.keys), nil
+		}
+		if spec.Metric == "f1" {
+			return BinaryF1(truth.keys, pred.keys)
+		}
+		return F1(truth.keys, pred.keys, strings.TrimPrefix(spec.Metric, "f1-")), nil
+	}
+	if k, isMAP, err := tasks.MAPCutoff(spec.Metric); isMAP {
+		if err != nil {
+			return 0, fmt.Errorf("the spec's metric %w", err) // the spec is ours to fix
+		}
+		if ans.col(cols[0]) < 0 {
+			return 0, fmt.Errorf("the answers have no column %q", cols[0])
+		}
+		truth, pred := ans.cols[ans.col(cols[0])], sub[0]
+		for i := range pred {
+			// pandas reads an empty cell or a missing-value spelling as NaN, which split() cannot take.
+			if pandasNA[pred[i]] {
+				return 0, invalidf("row %d: %q is a missing value: write the predictions separated by spaces", i+1, pred[i])
 			}
 		}
-		for i, r := range sub {
+		return MeanAveragePrecisionAtK(truth, pred, k), nil
+	}
+	return 0, fmt.Errorf("metric %q has no grader", spec.Metric)
+}
+
+// numericMetric says the metric scores numbers (probabilities, scores, values), which
+// scoreNumeric computes from parsed columns; the others compare labels or texts.
+func numericMetric(metric string) bool {
+	switch metric {
+	case "multi-class-log-loss", "roc-auc", "mean-column-roc-auc", "quadratic-weighted-kappa", "pearson",
+		"mean-column-rmsle", "rmse", "mae", "median-absolute-error", "spearman", "rmsle":
+		return true
+	}
+	return false
+}
+
+// numericColumns parses the aligned submission's columns as numbers (true/false as 1/0, except
+// for probabilities); a cell that is no number makes the submission invalid.
+func numericColumns(spec *tasks.Spec, sub [][]string, cols []string) ([][]float64, error) {
+	out := make([][]float64, len(cols))
+	for k, c := range cols {
+		if spec.Metric != "multi-class-log-loss" {
+			v, err := parseColumn(sub[k], c)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+			continue
+		}
+		out[k] = make([]float64, len(sub[k]))
+		for i, cell := range sub[k] {
+			v, ok := pandasFloat(cell)
+			if !ok {
+				return nil, invalidf("row %d, column %q: %q is not a probability", i+1, c, cell)
+			}
+			out[k][i] = v
+		}
+	}
+	return out, nil
+}
+
+// numericTruth are the answers' columns as numbers: for log loss, 1 where the row's class is
+// the column's (0/1 may be written True/False).
+func numericTruth(spec *tasks.Spec, ans table, cols []string) ([][]float64, error) {
+	out := make([][]float64, len(cols))
+	for k, c := range cols {
+		if spec.Metric != "multi-class-log-loss" {
+			v, err := truthFloats(ans, c)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+			continue
+		}
+		a := ans.col(c)
+		if a < 0 {
+			return nil, fmt.Errorf("the answers have no column %q", c)
+		}
+		out[k] = make([]float64, ans.n)
+		for i, cell := range ans.cols[a] {
+			if isOne(cell) {
+				out[k][i] = 1
+			}
+		}
+	}
+	return out, nil
+}
+
+// scoreNumeric computes a numeric metric from the predictions' and the answers' columns (in
+// the answers' row order), after the checks MLE-bench's graders make on the values.
+func scoreNumeric(spec *tasks.Spec, pred, truth [][]float64, cols []string) (float64, error) {
+	switch spec.Metric {
+	case "multi-class-log-loss":
+		rows := 0
+		if len(pred) > 0 {
+			rows = len(pred[0])
+		}
+		probs := make([][]float64, rows)
+		class := make([]int, rows)
+		for i := range rows {
 			p := make([]float64, len(cols))
 			sum := 0.0
-			truth[i] = -1
+			class[i] = -1
 			for k, c := range cols {
-				v, ok := pandasFloat(r[k])
-				if !ok {
-					return 0, invalidf("row %d, column %q: %q is not a probability", i+1, c, r[k])
-				}
+				v := pred[k][i]
 				if v < 0 || v > 1 {
 					return 0, invalidf("row %d, column %q: probability %v is outside [0, 1]", i+1, c, v)
 				}
 				p[k] = v
 				sum += v
-				if isOne(ans.rows[i][ansCols[k]]) {
-					truth[i] = k
+				if truth[k][i] == 1 {
+					class[i] = k
 				}
 			}
 			if !sumsToOne(spec.ID, sum) {
 				return 0, invalidf("row %d: probabilities sum to %v, not 1 (%s)", i+1, sum, sumRule(spec.ID))
 			}
-			if truth[i] < 0 {
+			if class[i] < 0 {
 				return 0, fmt.Errorf("answers row %d has no class set", i+1)
 			}
 			probs[i] = p
 		}
-		return LogLoss(truth, probs), nil
+		return LogLoss(class, probs), nil
 	case "roc-auc", "mean-column-roc-auc":
-		return perColumn(sub, ans, cols, func(pred, truth []float64, col string) (float64, error) {
+		return perColumn(pred, truth, cols, func(pred, truth []float64, col string) (float64, error) {
 			// MLE-bench's single-column AUC graders (prepare_for_auroc_metric) take probabilities
 			// only; plant-pathology's four-column grader has no such check.
 			if spec.Metric == "roc-auc" {
@@ -450,7 +642,7 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 			return auc, nil
 		})
 	case "quadratic-weighted-kappa":
-		return perColumn(sub, ans, cols, func(pred, truth []float64, _ string) (float64, error) {
+		return perColumn(pred, truth, cols, func(pred, truth []float64, _ string) (float64, error) {
 			p, t := make([]int, len(pred)), make([]int, len(truth))
 			for i := range pred {
 				if pred[i] != math.Trunc(pred[i]) {
@@ -464,24 +656,8 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 			}
 			return k, nil
 		})
-	case "mean-word-jaccard":
-		c := ans.col(cols[0])
-		if c < 0 {
-			return 0, fmt.Errorf("the answers have no column %q", cols[0])
-		}
-		pred, truth := make([]string, len(sub)), make([]string, len(sub))
-		for i, r := range sub {
-			// pandas reads "NA", "null", "nan", an empty cell... as NaN, which the grader makes "".
-			pred[i], truth[i] = pandasText(r[0]), pandasText(ans.rows[i][c])
-		}
-		j := MeanWordJaccard(truth, pred)
-		if math.IsNaN(j) {
-			// MLE-bench's jaccard divides by zero when both sides of a row have no words.
-			return 0, invalidf("a row's prediction and answer both have no words: the Jaccard score is undefined")
-		}
-		return j, nil
 	case "pearson":
-		return perColumn(sub, ans, cols, func(pred, truth []float64, _ string) (float64, error) {
+		return perColumn(pred, truth, cols, func(pred, truth []float64, _ string) (float64, error) {
 			r, err := Pearson(truth, pred)
 			if err != nil {
 				return 0, invalidf("%v", err)
@@ -489,37 +665,15 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 			return r, nil
 		})
 	case "mean-column-rmsle":
-		return perColumn(sub, ans, cols, func(pred, truth []float64, col string) (float64, error) {
+		return perColumn(pred, truth, cols, func(pred, truth []float64, col string) (float64, error) {
 			e, err := RMSLE(truth, pred)
 			if err != nil {
 				return 0, invalidf("column %q: %v", col, err)
 			}
 			return e, nil
 		})
-	case "accuracy", "f1", "f1-macro", "f1-micro", "f1-weighted":
-		if ans.col(cols[0]) < 0 {
-			return 0, fmt.Errorf("the answers have no column %q", cols[0])
-		}
-		truth, err := readLabels(answerCells(ans, cols[0]), "answers")
-		if err != nil {
-			return 0, fmt.Errorf("%v", err) // ours to fix
-		}
-		pred, err := readLabels(aligned(sub, 0), "column "+strconv.Quote(cols[0]))
-		if err != nil {
-			return 0, err
-		}
-		if err := comparable(truth, pred); err != nil {
-			return 0, err
-		}
-		if spec.Metric == "accuracy" {
-			return Accuracy(truth.keys, pred.keys), nil
-		}
-		if spec.Metric == "f1" {
-			return BinaryF1(truth.keys, pred.keys)
-		}
-		return F1(truth.keys, pred.keys, strings.TrimPrefix(spec.Metric, "f1-")), nil
 	case "rmse", "mae", "median-absolute-error", "spearman", "rmsle":
-		return perColumn(sub, ans, cols, func(pred, truth []float64, col string) (float64, error) {
+		return perColumn(pred, truth, cols, func(pred, truth []float64, col string) (float64, error) {
 			var v float64
 			var err error
 			switch spec.Metric {
@@ -540,23 +694,7 @@ func metric(spec *tasks.Spec, sub [][]string, ans table, cols []string) (float64
 			return v, nil
 		})
 	}
-	if k, isMAP, err := tasks.MAPCutoff(spec.Metric); isMAP {
-		if err != nil {
-			return 0, fmt.Errorf("the spec's metric %w", err) // the spec is ours to fix
-		}
-		if ans.col(cols[0]) < 0 {
-			return 0, fmt.Errorf("the answers have no column %q", cols[0])
-		}
-		truth, pred := answerCells(ans, cols[0]), aligned(sub, 0)
-		for i := range pred {
-			// pandas reads an empty cell or a missing-value spelling as NaN, which split() cannot take.
-			if pandasNA[pred[i]] {
-				return 0, invalidf("row %d: %q is a missing value: write the predictions separated by spaces", i+1, pred[i])
-			}
-		}
-		return MeanAveragePrecisionAtK(truth, pred, k), nil
-	}
-	return 0, fmt.Errorf("metric %q has no grader", spec.Metric)
+	return 0, fmt.Errorf("metric %q has no numeric grader", spec.Metric)
 }
 
 // sumsToOne is MLE-bench's check that a row of probabilities sums to 1. lmsys-chatbot-arena's
@@ -579,18 +717,10 @@ func sumRule(task string) string {
 
 // perColumn applies a numeric metric to each answer column's predictions and truths and
 // returns the mean over the columns (the value itself for one column).
-func perColumn(sub [][]string, ans table, cols []string, f func(pred, truth []float64, col string) (float64, error)) (float64, error) {
+func perColumn(pred, truth [][]float64, cols []string, f func(pred, truth []float64, col string) (float64, error)) (float64, error) {
 	total := 0.0
 	for k, c := range cols {
-		pred, err := parseColumn(sub, k, c)
-		if err != nil {
-			return 0, err
-		}
-		truth, err := truthFloats(ans, c)
-		if err != nil {
-			return 0, err
-		}
-		v, err := f(pred, truth, c)
+		v, err := f(pred[k], truth[k], c)
 		if err != nil {
 			return 0, err
 		}

@@ -80,29 +80,18 @@ func comparable(truth, pred labelColumn) error {
 	return nil
 }
 
-func aligned(sub [][]string, k int) []string {
-	out := make([]string, len(sub))
-	for i, r := range sub {
-		out[i] = r[k]
-	}
-	return out
-}
-
-func answerCells(ans table, col string) []string {
-	c := ans.col(col)
-	out := make([]string, len(ans.rows))
-	for i, r := range ans.rows {
-		out[i] = r[c]
-	}
-	return out
-}
-
 // boolColumn coerces a column whose every cell is true/false (any case) to 1/0, as pandas
 // reads it as bool and numpy and scikit-learn take a bool as a number; else nil.
-func boolColumn(rows [][]string, k int) []float64 {
-	out := make([]float64, len(rows))
-	for i, r := range rows {
-		b, ok := isBoolCell(r[k])
+func boolColumn(cells []string) []float64 {
+	if len(cells) == 0 {
+		return nil
+	}
+	if _, ok := isBoolCell(cells[0]); !ok {
+		return nil // most columns: no slice of every row's size allocated to find out
+	}
+	out := make([]float64, len(cells))
+	for i, c := range cells {
+		b, ok := isBoolCell(c)
 		if !ok {
 			return nil
 		}

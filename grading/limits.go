@@ -44,12 +44,12 @@ var GradeTimeout = 2 * time.Minute
 
 // LimitsFor are the limits of a submission graded against answers of size ansSize bytes.
 func LimitsFor(ans table, ansSize int64) Limits {
-	cells := int64(len(ans.rows)+1) * int64(len(ans.all))
+	cells := int64(ans.n+1) * int64(len(ans.all))
 	longest := 0
-	for _, r := range ans.rows {
-		n := len(r) // separators
-		for _, c := range r {
-			n += len(c)
+	for i := range ans.n {
+		n := len(ans.cols) // separators
+		for _, c := range ans.cols {
+			n += len(c[i])
 		}
 		longest = max(longest, n)
 	}
@@ -58,7 +58,7 @@ func LimitsFor(ans table, ansSize int64) Limits {
 		MaxBytes:   maxBytes,
 		MaxLine:    max(minLine, bytesPerAnswersByte*longest+bytesPerCell*len(ans.all)),
 		MaxColumns: 2*len(ans.all) + minColumns,
-		MaxRows:    len(ans.rows),
+		MaxRows:    ans.n,
 		// Reading runs at tens of MiB a second: a minute per 256 MiB on top of the base.
 		Timeout: GradeTimeout + time.Duration(maxBytes>>28)*time.Minute,
 	}
@@ -214,7 +214,7 @@ func parseBounded(r io.Reader, lim Limits, keep []string, start time.Time) (tabl
 		seen[h] = true
 	}
 	// pos[k] is where the k-th kept column is in a record, -1 when the file lacks it (its cells
-	// are then empty and col() reports it missing). Rows hold the kept columns in keep's order.
+	// stay nil and col() reports it missing). cols hold the kept columns in keep's order.
 	if keep == nil {
 		keep = t.all
 	}
@@ -226,9 +226,13 @@ func parseBounded(r io.Reader, lim Limits, keep []string, start time.Time) (tabl
 			t.header = append(t.header, name)
 		}
 	}
-	if lim.MaxRows > 0 {
-		t.rows = make([][]string, 0, lim.MaxRows)
+	t.cols = make([][]string, len(pos))
+	for k, i := range pos {
+		if i >= 0 && lim.MaxRows > 0 {
+			t.cols[k] = make([]string, 0, lim.MaxRows)
+		}
 	}
+	var cells cellArena
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -255,30 +259,31 @@ func parseBounded(r io.Reader, lim Limits, keep []string, start time.Time) (tabl
 		if lim.MaxRows > 0 && t.total > lim.MaxRows {
 			continue // invalid anyway: counted for the message, not stored
 		}
-		// One string per row, sliced per kept field: the record's buffer is reused.
-		n := 0
-		for _, i := range pos {
-			if i >= 0 {
-				n += len(rec[i])
-			}
-		}
-		var b strings.Builder
-		b.Grow(n)
-		for _, i := range pos {
-			if i >= 0 {
-				b.WriteString(rec[i])
-			}
-		}
-		all := b.String()
-		row := make([]string, len(pos))
-		off := 0
 		for k, i := range pos {
 			if i >= 0 {
-				row[k] = all[off : off+len(rec[i])]
-				off += len(rec[i])
+				t.cols[k] = append(t.cols[k], cells.keep(rec[i])) // the record's buffer is reused
 			}
 		}
-		t.rows = append(t.rows, row)
+		t.n++
 	}
 	return t, nil
+}
+
+// cellArena copies cells into large shared blocks: one allocation per cell cost more than the
+// cell on million-row files. A strings.Builder never changes bytes it has handed out.
+type cellArena struct{ b strings.Builder }
+
+const arenaBlock = 1 << 20
+
+func (a *cellArena) keep(s string) string {
+	if len(s) > arenaBlock/4 {
+		return strings.Clone(s)
+	}
+	if a.b.Len()+len(s) > a.b.Cap() {
+		a.b = strings.Builder{}
+		a.b.Grow(arenaBlock)
+	}
+	start := a.b.Len()
+	a.b.WriteString(s)
+	return a.b.String()[start:]
 }

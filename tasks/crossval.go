@@ -97,19 +97,16 @@ func CarveCrossValidation(ctx context.Context, s *Spec, l Layout, python string,
 
 // concatCSV writes the rows of files, which must share a header, one after another.
 func concatCSV(files []string, out string) error {
-	parts := make([]ensemble.Table, len(files))
+	parts := make([][]byte, len(files))
 	for i, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
+		var err error
+		if parts[i], err = os.ReadFile(f); err != nil {
 			return err
 		}
-		if parts[i], err = ensemble.ReadCSV(b); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
 	}
-	joined, err := ensemble.Concat(parts)
+	joined, err := ensemble.ConcatCSV(parts)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, joined.CSV(), 0o644)
+	return os.WriteFile(out, joined, 0o644)
 }
