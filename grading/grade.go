@@ -413,7 +413,7 @@ func short(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// parseColumn parses column k of the aligned rows; NaN and text are invalid.
+// parseColumn parses an aligned column of the submission; NaN and text are invalid.
 func parseColumn(cells []string, col string) ([]float64, error) {
 	if b := boolColumn(cells); b != nil {
 		return b, nil
