@@ -41,9 +41,6 @@ func NewNumeric(spec *tasks.Spec, ansPath string) (*Numeric, error) {
 	return &Numeric{spec: spec, ans: ans, size: size, cols: cols, truth: truth}, nil
 }
 
-// Columns are the answer columns, in the order of the predictions Read returns and Score takes.
-func (n *Numeric) Columns() []string { return n.cols }
-
 // Read grades the submission at subPath as Grade does (the same limits and rules, the same
 // result) and returns its predictions when it is valid: one slice per answer column, in the
 // answers' row order.
