@@ -52,6 +52,7 @@ func (a *Activities) CandidatePrograms(ctx context.Context, in CandidatesInput) 
 	seen := map[[32]byte]bool{}
 	var out CandidatesResult
 	for _, id := range in.IDs {
+		of := id
 		if len(out.IDs) >= in.Max {
 			break
 		}
@@ -85,8 +86,19 @@ func (a *Activities) CandidatePrograms(ctx context.Context, in CandidatesInput) 
 			id = guarded.rec.ID
 		}
 		out.IDs = append(out.IDs, id)
+		out.Seconds = append(out.Seconds, runSeconds(ctx, store, of))
 	}
 	return out, nil
+}
+
+// runSeconds is sample id's run time on its validation split, one fold's where its reward
+// averaged folds; 0 when it has no result to read (a cost the answer then estimates).
+func runSeconds(ctx context.Context, store artifacts.Store, id string) float64 {
+	var res ExecuteResult
+	if err := getJSON(ctx, store, runstore.Sample(id).Result(), &res); err != nil {
+		return 0
+	}
+	return res.DurationS / float64(max(1, len(res.FoldScores)))
 }
 
 // PurposeAnswerGuard marks a program the final answer wrote by guarding a candidate

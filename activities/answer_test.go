@@ -100,10 +100,17 @@ out.to_csv('submission.csv', index=False)
 	for id, code := range map[string]string{"nearest": nearest, "nearest-copy": nearest, "nearest-twin": twin, "uniform": uniform, "crash": "raise SystemExit(1)\n"} {
 		store.Put(context.Background(), runstore.Sample(id).Program(), []byte(code))
 	}
+	// nearest's reward averaged three validation folds in 6 s: a run takes 2 s; uniform's run
+	// took 0.5 s; crash has no result (its cost is unknown).
+	putJSON(context.Background(), store, runstore.Sample("nearest").Result(), ExecuteResult{SampleID: "nearest", DurationS: 6, FoldScores: []float64{1, 1, 1}})
+	putJSON(context.Background(), store, runstore.Sample("uniform").Result(), ExecuteResult{SampleID: "uniform", DurationS: 0.5})
 	var cands CandidatesResult
 	call(a.CandidatePrograms, CandidatesInput{Run: "r", IDs: []string{"nearest", "nearest-copy", "missing", "uniform", "crash"}, Max: 3}, &cands)
 	if strings.Join(cands.IDs, ",") != "nearest,uniform,crash" || cands.Duplicates != 1 {
 		t.Fatalf("candidates %+v: want the copy and the missing program skipped", cands)
+	}
+	if !slices.Equal(cands.Seconds, []float64{2, 0.5, 0}) {
+		t.Fatalf("candidates' run seconds %v, want [2 0.5 0]: one fold's run each, unknown without a result", cands.Seconds)
 	}
 
 	const folds = 3

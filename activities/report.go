@@ -144,6 +144,9 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 	if nGuarded > 0 {
 		fmt.Fprintf(b, "Candidates cross-validated guarded (the program with an option that fails on some data replaced by one that makes the same predictions wherever it does not; on RMSLE tasks, predictions clipped at 0): %d, each noted below.\n\n", nGuarded)
 	}
+	if len(ans.PassedOver) > 0 {
+		fmt.Fprintf(b, "Passed over, their folds too slow to end within the candidates' share of the time budget: %d (`%s`).\n\n", len(ans.PassedOver), strings.Join(ans.PassedOver, "`, `"))
+	}
 	if ans.Note != "" && ans.Test == nil {
 		fmt.Fprintf(b, "No final answer: %s.\n\n", ans.Note)
 		return
@@ -158,7 +161,7 @@ func writeAnswer(b *strings.Builder, ans *FinalAnswer) {
 		return fmt.Sprintf("%.5f", *v)
 	}
 	if len(ans.Tuning) > 0 {
-		b.WriteString("Before the ensemble was chosen, the best candidates that are different programs apart from their tunable slots were tuned along them, one slot at a time in rounds over the slots while a round's out-of-fold gain beat its fold-to-fold noise, by the same cross-validation, within `--final-tune-budget` times the candidates' sandbox time (each variant is a candidate below):\n\n| round | tuned | slot | variants tried | kept | its CV score |\n|---|---|---|---|---|---|\n")
+		b.WriteString("Before the ensemble was chosen, the best candidates that are different programs apart from their tunable slots were tuned along them, one slot at a time in rounds over the slots while a round's out-of-fold gain beat its fold-to-fold noise, by the same cross-validation, within the run's time budget and, where set, `--final-tune-budget` times the candidates' sandbox time (each variant is a candidate below):\n\n| round | tuned | slot | variants tried | kept | its CV score |\n|---|---|---|---|---|---|\n")
 		for _, t := range ans.Tuning {
 			tried := fmt.Sprint(t.Tried)
 			if t.Skipped != "" && t.Tried == 0 {

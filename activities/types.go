@@ -269,9 +269,12 @@ type CandidatesInput struct {
 // CandidatesResult are the first Max programs of IDs that differ in their code, guarded ones
 // in their programs' place.
 type CandidatesResult struct {
-	IDs        []string `json:"ids"`
-	Duplicates int      `json:"duplicates"` // programs skipped as copies of a better one
-	Guarded    []Guard  `json:"guarded,omitempty"`
+	IDs []string `json:"ids"`
+	// Seconds are the programs' run times on their validation split, by IDs (one fold's run
+	// where the reward averaged folds; a guarded program's, its original's); 0: unknown.
+	Seconds    []float64 `json:"seconds,omitempty"`
+	Duplicates int       `json:"duplicates"` // programs skipped as copies of a better one
+	Guarded    []Guard   `json:"guarded,omitempty"`
 }
 
 // Guard is a run record (runrecord.Guard).

@@ -18,9 +18,9 @@ import (
 // candidates, while it looks for ones whose predictions differ.
 const DistinctTries = 3
 
-// TuneWave is how many of a pass's variants are cross-validated at once: the default worker
-// runs two sandboxes, and each wave's costs refine the estimate for the next.
-const TuneWave = 2
+// TuneWave is how many of a pass's variants are cross-validated at once: one per sandbox, and
+// each wave's costs refine the estimate for the next.
+const TuneWave = Slots
 
 // Better is the one rule for "s beats than" on the task's metric; nothing beats a score and
 // anything beats none.
@@ -71,25 +71,21 @@ func (d Distinct) LeftOutAsRepeat(cv *runrecord.CrossValidateResult) bool {
 	return false
 }
 
-// CandidatesThatFit is how many of asked candidates the answer cross-validates when left
-// seconds of the run's time budget remain: as many as that holds, at least one, each costed
-// at its folds run one after another at programSeconds (an estimate: a fold of the full train
-// is larger than a validation fold, and folds run side by side on the worker's slots). An
-// unknown cost or no budget (left +Inf) leaves asked.
-func CandidatesThatFit(asked, folds int, programSeconds, left float64) int {
-	each := float64(folds) * programSeconds
-	if each <= 0 || left > float64(asked)*each {
-		return asked
-	}
-	return max(1, min(asked, int(left/each)))
-}
-
 // NextCosts estimates what the next n variants of a tuning pass cost, given the program's own
 // cost and the costs of the pass's variants run so far, cheapest options first. Costs grow
 // with the option (strength s0..s5 adds rounds and trees), so the estimate extrapolates the
 // last step's growth geometrically from the larger of the program's cost and the last one
 // seen; it never assumes a variant cheaper than the program it varies.
 func NextCosts(parent float64, seen []float64, n int) float64 {
+	total := 0.0
+	for _, c := range nextCostsEach(parent, seen, n) {
+		total += c
+	}
+	return total
+}
+
+// nextCostsEach is NextCosts variant by variant.
+func nextCostsEach(parent float64, seen []float64, n int) []float64 {
 	base, growth := parent, 1.0
 	if k := len(seen); k > 0 {
 		base = max(parent, seen[k-1])
@@ -97,12 +93,12 @@ func NextCosts(parent float64, seen []float64, n int) float64 {
 			growth = seen[k-1] / seen[k-2]
 		}
 	}
-	total, c := 0.0, base
-	for range n {
+	out, c := make([]float64, n), base
+	for i := range out {
 		c *= growth
-		total += c
+		out[i] = c
 	}
-	return total
+	return out
 }
 
 // FailedRefits are the members whose refit on the full public train wrote no submission (a

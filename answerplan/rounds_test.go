@@ -35,7 +35,7 @@ func descend(t *testing.T, d *Descent, variants map[string]variant, lower bool) 
 			budget = 0
 		}
 		p := NewPass(cur, name, ids, options, lower)
-		if wave := p.NextWave(0, budget, math.Inf(1)); len(wave) > 0 {
+		if wave := p.NextWave(0, budget, math.Inf(1), Slots); len(wave) > 0 {
 			p.Record([]runrecord.CrossValidateResult{{SampleID: v.id, Score: &v.score, FoldScores: v.folds, DurationS: 1}})
 		}
 		s := d.Passed(slot, p)

@@ -28,15 +28,16 @@ func NewPass(from runrecord.CrossValidateResult, slot string, ids, options []str
 // variant ran, or the next wave's cost (extrapolated from the costs seen: variants' costs grow
 // with their strength, which the program's own cost times their count misses) does not fit
 // what is left of the tuning's budget of sandbox-seconds or of the run's time budget
-// (timeLeft, +Inf without one); the step then says why. A wave's sandbox-seconds bound its
-// wall time (its programs run at once or one after another), so a wave that fits never ends
-// past the run's budget.
-func (p *Pass) NextWave(spent, budget, timeLeft float64) []string {
+// (timeLeft, +Inf without one); the step then says why. The wave's wall time is its variants'
+// cross-validations side by side on slots sandboxes (CrossValidationWall; with one slot, their
+// sandbox-seconds, which bound it), so a wave that fits ends within the run's budget.
+func (p *Pass) NextWave(spent, budget, timeLeft float64, slots int) []string {
 	if p.next >= len(p.ids) || p.step.Skipped != "" {
 		return nil
 	}
 	left := len(p.ids) - p.next
 	wave := min(left, TuneWave)
+	each := nextCostsEach(p.from.DurationS, p.seen, wave)
 	cost := NextCosts(p.from.DurationS, p.seen, wave)
 	if spent+cost > budget {
 		if left > wave {
@@ -45,8 +46,8 @@ func (p *Pass) NextWave(spent, budget, timeLeft float64) []string {
 		p.step.Skipped = fmt.Sprintf("%d variants would take about %.0f sandbox-seconds, and the tuning had spent %.0f of its %.0f", left, cost, spent, budget)
 		return nil
 	}
-	if cost > timeLeft {
-		p.step.Skipped = fmt.Sprintf("%d variants would take up to %.0f s, and the run's time budget has %.0f s left", left, cost, max(timeLeft, 0))
+	if wall := CrossValidationWall(each, 1, slots); wall > timeLeft {
+		p.step.Skipped = fmt.Sprintf("%d variants would take up to %.0f s, and the run's time budget has %.0f s left", left, wall, max(timeLeft, 0))
 		return nil
 	}
 	return p.ids[p.next : p.next+wave]

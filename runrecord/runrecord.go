@@ -123,8 +123,11 @@ type FinalAnswer struct {
 	Candidates []CrossValidateResult `json:"candidates"`
 	Duplicates int                   `json:"duplicates,omitempty"`
 	Guarded    []Guard               `json:"guarded,omitempty"` // candidates replaced by their guarded programs
-	Members    []AnswerMember        `json:"members,omitempty"`
-	CVScore    *float64              `json:"cv_score,omitempty"` // the blend's out-of-fold score
+	// PassedOver are leaders not cross-validated because their folds would not have ended
+	// within the candidates' share of the time budget (answerplan.PickByTime).
+	PassedOver []string       `json:"passed_over,omitempty"`
+	Members    []AnswerMember `json:"members,omitempty"`
+	CVScore    *float64       `json:"cv_score,omitempty"` // the blend's out-of-fold score
 	// BlendCVScore and Calibration: see activities.EnsembleResult (nil in runs recorded
 	// before calibration).
 	BlendCVScore *float64              `json:"blend_cv_score,omitempty"`

@@ -7,6 +7,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -120,10 +121,10 @@ type Settings struct {
 	// from its tunable slots (model family, preprocessing, strength), are tuned along those
 	// slots by cross-validation before the ensemble is chosen (0: none).
 	FinalTune int `json:"final_tune,omitempty" yaml:"final_tune"`
-	// FinalTuneBudget bounds the tuning's sandbox time, as a multiple of the time the
-	// candidates' own cross-validation took. The default, 2, since the tabular model pass:
-	// leaf's winning transform and strength passes spent 0.6 to 1.0 times, and the model pass
-	// that comes first adds about two programs' cross-validation to every candidate tuned.
+	// FinalTuneBudget, when positive, bounds the tuning's sandbox time as a multiple of the time
+	// the candidates' own cross-validation took; 0 (the default) leaves the tuning to the time
+	// budget and to its noise rule (answerplan.ShouldContinue), so a run without a time budget
+	// needs it.
 	FinalTuneBudget float64 `json:"final_tune_budget,omitempty" yaml:"final_tune_budget"`
 	// TimeBudget, when positive, is the whole run's wall-clock time in seconds (training,
 	// evaluation and the final answer, on the worker's slots): training stops at TrainShare of
@@ -161,7 +162,7 @@ func Defaults() Settings {
 	return Settings{Iterations: 10, Batch: 8, Oversample: 2, Protocol: LeakFree, RewardFolds: RewardFoldsAuto, Reward: reward.SchemePaper, Seed: 1,
 		EvalSamples: 8, BufferCapacity: 16, ImproveFraction: 0.5, ImproveFrom: ImproveBest, RedrawRepeats: 8, ContinueEvery: 10,
 		Policy: Policy{Hidden: 64, Temperature: 0.7, TopP: 1.0}, Init: InitWarmStart, Backend: BackendNetwork, PPO: p,
-		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25, FinalTune: 3, FinalTuneBudget: 2,
+		FinalCandidates: 8, FinalFolds: 5, EnsembleRounds: 25, FinalTune: 3,
 		TimeBudget: DefaultTimeBudget}
 }
 
@@ -264,8 +265,10 @@ func (s Settings) Validate() error {
 		return invalid("final_folds", "--final-folds must be at least 2 (k-fold cross-validation), got %d; or turn the final answer off with --final-candidates 0", s.FinalFolds)
 	case s.FinalTune < 0:
 		return invalid("final_tune", "--final-tune must be 0 (no tuning) or more, got %d", s.FinalTune)
-	case s.FinalTune > 0 && !(s.FinalTuneBudget > 0):
-		return invalid("final_tune_budget", "--final-tune-budget must be positive (a multiple of the candidates' cross-validation time), got %v; or turn tuning off with --final-tune 0", s.FinalTuneBudget)
+	case s.FinalTuneBudget < 0 || math.IsNaN(s.FinalTuneBudget):
+		return invalid("final_tune_budget", "--final-tune-budget must be 0 (the time budget bounds the tuning) or positive (a multiple of the candidates' cross-validation time), got %v", s.FinalTuneBudget)
+	case s.FinalTune > 0 && s.FinalTuneBudget == 0 && s.TimeBudget == 0:
+		return invalid("final_tune_budget", "the final answer's tuning needs a bound: without --time-budget, set --final-tune-budget (a multiple of the candidates' cross-validation time, e.g. 2), or turn tuning off with --final-tune 0")
 	case s.FinalCandidates > 0 && s.EnsembleRounds < 1:
 		return invalid("ensemble_rounds", "--ensemble-rounds must be at least 1, got %d", s.EnsembleRounds)
 	case s.Policy.Temperature <= 0 || s.Policy.TopP <= 0 || s.Policy.TopP > 1 || s.Policy.Hidden < 1:

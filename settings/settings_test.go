@@ -81,7 +81,8 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		{"negative sandbox budget", func(s *Settings) { s.SandboxSeconds = -1 }, "--sandbox-seconds must be 0"},
 		{"unknown per-run instrumenter", func(s *Settings) { s.Instrumenter = "ast" }, "instrumenter must be empty"},
 		{"negative final candidates", func(s *Settings) { s.FinalCandidates = -1 }, "--final-candidates must be 0"},
-		{"no tuning budget", func(s *Settings) { s.FinalTuneBudget = 0 }, "--final-tune-budget must be positive"},
+		{"no tuning bound", func(s *Settings) { s.FinalTuneBudget, s.TimeBudget = 0, 0 }, "the final answer's tuning needs a bound"},
+		{"negative tuning budget", func(s *Settings) { s.FinalTuneBudget = -1 }, "--final-tune-budget must be 0"},
 		{"one final fold", func(s *Settings) { s.FinalFolds = 1 }, "--final-folds must be at least 2"},
 		{"zero ensemble rounds", func(s *Settings) { s.EnsembleRounds = 0 }, "--ensemble-rounds must be at least 1"},
 		{"zero top-p", func(s *Settings) { s.Policy.TopP = 0 }, "top_p in (0, 1]"},
@@ -213,7 +214,7 @@ func TestMeasuredSettings(t *testing.T) {
 		{"not a number", "run:\n  iterations: many\n", nil, "line 2: cannot unmarshal"},
 		{"a section's key", "run:\n  policy:\n    top_p: 0.9\n", func(s *Settings) { s.Policy.TopP = 0.9 }, ""},
 		{"not a key of the section", "run:\n  policy:\n    topp: 0.9\n", nil, "run.policy.topp (line 3): not a run setting; did you mean policy.top_p?"},
-		{"bad value", "run:\n  final_tune_budget: -1\n", nil, "--final-tune-budget must be positive"},
+		{"bad value", "run:\n  final_tune_budget: -1\n", nil, "--final-tune-budget must be 0"},
 		{"seed", "run:\n  seed: 7\n", nil, "must not fix the seed"},
 		{"not a mapping", "run: [final_tune_budget]\n", nil, "run (line 1): must be a mapping"},
 	} {

@@ -125,8 +125,9 @@ func experimentRun(ctx context.Context, args []string, out io.Writer) error {
 	in := workflows.ExperimentInput{Dir: dir, ChildPrefix: "train-" + filepath.Base(dir) + "-", MatchedIterationsCap: 20,
 		Ledger: experiment.Ledger{Spec: spec, Sandbox: sb.Kind}}
 	// Cells share the worker's slots, so a wall-clock budget would measure their contention:
-	// they run without one (budgets are matched in sandbox-seconds), unless the spec sets it.
-	shared := settings.MustOverlay("starter experiment run (cells share the slots: no wall-clock budget)", map[string]any{"time_budget": 0})
+	// they run without one (budgets are matched in sandbox-seconds), and their answers' tuning
+	// within twice the candidates' cross-validation time, unless the spec sets them.
+	shared := settings.MustOverlay("starter experiment run (cells share the slots: no wall-clock budget)", map[string]any{"time_budget": 0, "final_tune_budget": 2})
 	var ref *runPlan
 	runnable := 0
 	for _, c := range spec.Cells() {

@@ -32,7 +32,8 @@ type FinalAnswerInput struct {
 	EnsembleRounds int           `json:"ensemble_rounds"`
 	ExecTimeout    time.Duration `json:"exec_timeout"`
 	// Deadline is when the run's time budget ends (zero: no budget); ProgramSeconds the
-	// longest mean program time of its recent iterations, to cost a candidate's folds.
+	// longest mean program time of its recent iterations, to cost a candidate whose own run
+	// time is unknown (every candidate, in answers begun before answer-costs-by-program).
 	Deadline       time.Time `json:"deadline,omitzero"`
 	ProgramSeconds float64   `json:"program_seconds,omitempty"`
 	// Graded are the run's programs already refit and graded on the test answers (best-of-K's
@@ -72,6 +73,10 @@ type answerRun struct {
 	// refit (histories recorded before this version let the first candidate's folds run on
 	// past it). cut: a cross-validation was cancelled so.
 	stopAtDeadline, cut bool
+	// costed: the time budget is spent by each program's own cost (answerplan.PickByTime,
+	// RefitReserve, waves side by side on the slots); answers begun before costed every
+	// candidate at the run's slowest iteration's mean and every wave at its sandbox-seconds.
+	costed bool
 }
 
 // FinalAnswer is the run's answer without the test answers: its best distinct programs
@@ -90,6 +95,7 @@ func FinalAnswer(ctx workflow.Context, in FinalAnswerInput) (FinalAnswerResult, 
 	// full train can take longer than the whole answer's share of it.
 	if !in.Deadline.IsZero() {
 		a.stopAtDeadline = workflow.GetVersion(ctx, "answer-stops-at-deadline", workflow.DefaultVersion, 1) >= 1
+		a.costed = workflow.GetVersion(ctx, "answer-costs-by-program", workflow.DefaultVersion, 1) >= 1
 	}
 	if err := workflow.SetQueryHandler(ctx, AnswerProgressQuery, func() (AnswerProgress, error) { return a.progress, nil }); err != nil {
 		return FinalAnswerResult{}, err
@@ -202,15 +208,15 @@ func (a *answerRun) crossValidateCandidates(ctx workflow.Context) ([]activities.
 	ans.Duplicates = cands.Duplicates
 	ids := cands.IDs[:min(len(cands.IDs), ask)]
 	a.distinct = answerplan.Distinct{}
-	want := answerplan.CandidatesThatFit(in.Candidates, in.Folds, in.ProgramSeconds, a.timeLeft(ctx))
-	if want < in.Candidates {
-		a.logger.Info("the run's time budget leaves room for fewer candidates", "candidates", want, "asked", in.Candidates)
-	}
+	next := a.candidateBatches(ctx, ids, cands.Seconds)
 	var scored []activities.CrossValidateResult
 	kept, tried := 0, 0
-	for kept < want && tried < len(ids) && !a.pastDeadline(ctx) {
-		batch := ids[tried:min(tried+want-kept, len(ids))]
-		a.progress.Detail = fmt.Sprintf("cross-validating candidates on %d folds: %d of %d kept, %d tried", in.Folds, kept, want, tried)
+	for !a.pastDeadline(ctx) {
+		batch := next(kept)
+		if len(batch) == 0 {
+			break
+		}
+		a.progress.Detail = fmt.Sprintf("cross-validating candidates on %d folds: %d of %d kept, %d tried", in.Folds, kept, in.Candidates, tried)
 		tried += len(batch)
 		results, badInput := a.crossValidate(ctx, batch)
 		if badInput != "" {
@@ -240,6 +246,63 @@ func (a *answerRun) crossValidateCandidates(ctx workflow.Context) ([]activities.
 		return nil, nil
 	}
 	return scored, nil
+}
+
+// candidateBatches returns the answer's next batch of candidates to cross-validate at once,
+// given how many are kept so far; none when the candidates are done. A costed answer takes, in
+// order, those whose folds end within the candidates' share of the time left at its start
+// (answerplan.PickByTime), passing over the slow ones (the answer's PassedOver) and always
+// trying the best one; an older answer took as many as CandidatesThatFit held, in order.
+func (a *answerRun) candidateBatches(ctx workflow.Context, ids []string, seconds []float64) func(kept int) []string {
+	in, ans := a.in, a.ans
+	if !a.costed {
+		want := answerplan.CandidatesThatFit(in.Candidates, in.Folds, in.ProgramSeconds, a.timeLeft(ctx))
+		if want < in.Candidates {
+			a.logger.Info("the run's time budget leaves room for fewer candidates", "candidates", want, "asked", in.Candidates)
+		}
+		tried := 0
+		return func(kept int) []string {
+			if kept >= want || tried >= len(ids) {
+				return nil
+			}
+			batch := ids[tried:min(tried+want-kept, len(ids))]
+			tried += len(batch)
+			return batch
+		}
+	}
+	end := answerplan.CandidateShare * a.timeLeft(ctx) // seconds from now
+	start := workflow.Now(ctx)
+	secs := make([]float64, len(ids)) // an activity worker older than Seconds leaves them unknown
+	copy(secs, seconds)
+	return func(kept int) []string {
+		if kept >= in.Candidates || len(ids) == 0 {
+			return nil
+		}
+		take, passed := answerplan.PickByTime(secs, in.ProgramSeconds, in.Folds, in.Candidates-kept, end-workflow.Now(ctx).Sub(start).Seconds())
+		if len(take) == 0 && kept == 0 {
+			take, passed = []int{0}, nil // the best leader, even if its folds may be cut at the deadline
+		}
+		var batch []string
+		for _, i := range take {
+			batch = append(batch, ids[i])
+		}
+		for _, i := range passed {
+			ans.PassedOver = append(ans.PassedOver, ids[i])
+		}
+		drop := slices.Concat(take, passed)
+		var restIDs []string
+		var restSecs []float64
+		for i := range ids {
+			if !slices.Contains(drop, i) {
+				restIDs, restSecs = append(restIDs, ids[i]), append(restSecs, secs[i])
+			}
+		}
+		ids, secs = restIDs, restSecs
+		if len(batch) == 0 {
+			a.logger.Info("no further candidate's folds fit the candidates' share of the time budget", "kept", kept, "passed_over", len(ans.PassedOver))
+		}
+		return batch
+	}
 }
 
 // crossValidate cross-validates ids at once, each candidate's folds one after another in one
@@ -296,12 +359,27 @@ func (a *answerRun) crossValidate(ctx workflow.Context, ids []string) (results [
 // candidates the ensemble chooses from. A step that fails ends that candidate's tuning with a
 // warning: tuning only adds candidates.
 //
-// The budget: TuneBudget times the sandbox time the candidates' own cross-validation took, so
-// one slow candidate (a stacking whose folds take minutes) cannot cost several times all the
-// candidates.
+// The budgets: the run's time budget, less what the ensemble's refits will need when the
+// answer is costed (answerplan.RefitReserve); and TuneBudget times the sandbox time the
+// candidates' own cross-validation took, so that one slow candidate (a stacking whose folds
+// take minutes) cannot cost several times all the candidates; 0 (the default) leaves the
+// tuning to the time budget and the noise rule.
 func (a *answerRun) tune(ctx workflow.Context, scored []activities.CrossValidateResult) []activities.CrossValidateResult {
 	in, ans := a.in, a.ans
 	budget, spent := in.TuneBudget*ans.SandboxSeconds, 0.0
+	if in.TuneBudget == 0 {
+		budget = math.Inf(1)
+	}
+	slots := 1 // a wave's sandbox-seconds bound its wall time
+	if a.costed {
+		slots = answerplan.Slots
+	}
+	timeLeft := func() float64 {
+		if a.costed {
+			return a.timeLeft(ctx) - answerplan.RefitReserve(scored, in.Folds)
+		}
+		return a.timeLeft(ctx)
+	}
 	bases := map[string]bool{}
 	tuned := 0
 	for _, cand := range slices.Clone(scored) {
@@ -331,7 +409,7 @@ func (a *answerRun) tune(ctx workflow.Context, scored []activities.CrossValidate
 			}
 			pass := answerplan.NewPass(cur, vs.Slot, vs.IDs, vs.Options, in.LowerIsBetter)
 			badInput := ""
-			for ids := pass.NextWave(spent, budget, a.timeLeft(ctx)); len(ids) > 0; ids = pass.NextWave(spent, budget, a.timeLeft(ctx)) {
+			for ids := pass.NextWave(spent, budget, timeLeft(), slots); len(ids) > 0; ids = pass.NextWave(spent, budget, timeLeft(), slots) {
 				done, all := pass.Progress()
 				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), round %d, slot %s: %d of %d variants cross-validated",
 					tuned, in.Tune, cand.SampleID, d.Round(), vs.Slot, done, all)

@@ -32,6 +32,9 @@ func TestTimeBudgetEndsTrainingAtItsShare(t *testing.T) {
 			env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(string) *float64 { v := 0.5; return &v })
 			in := input()
 			in.Iterations, in.TimeBudget = c.iterations, c.budget
+			if c.budget == 0 {
+				in.FinalTuneBudget = 2 // without a time budget the tuning needs its own
+			}
 			res := trainResult(t, env, in)
 			if res.Completed != c.want || len(f.updates) != c.want {
 				t.Fatalf("%d iterations completed (%d updates), want %d", res.Completed, len(f.updates), c.want)
@@ -158,6 +161,66 @@ func TestTimeBudgetCutsTheAnswersCrossValidation(t *testing.T) {
 				t.Fatalf("note %q: want the fallback %v", a.Note, c.cut)
 			}
 		})
+	}
+}
+
+// Under a time budget each candidate is costed by its own program's run time, not the run's
+// slowest iteration: cheap candidates all fit the candidates' share of the time left, and a
+// slow one is passed over (and recorded) for the cheaper ones after it.
+func TestTimeBudgetCostsCandidatesByTheirOwnPrograms(t *testing.T) {
+	// Training ends at about 120 s of 600, so the candidates' share is half of some 480 s:
+	// 5 folds of a 3 s program fit, 5 folds of the second leader's 100 s do not.
+	f := &fakeRun{updateWall: time.Minute, cvWall: 10 * time.Second}
+	f.runSeconds = func(i int) float64 {
+		if i == 1 {
+			return 100
+		}
+		return 3
+	}
+	env := newEnv(t, f, func(string) time.Duration { return time.Millisecond }, func(id string) *float64 { return spread(id) })
+	in := input()
+	in.Iterations, in.TimeBudget = 2, 600
+	in.FinalCandidates, in.FinalFolds, in.FinalTune = 4, 5, 0
+	res := trainResult(t, env, in)
+	a := res.Answer
+	if a == nil || a.Test == nil {
+		t.Fatalf("no answer: %+v", a)
+	}
+	picked := f.candidates[0]
+	if want := []string{picked[1]}; !slices.Equal(a.PassedOver, want) {
+		t.Fatalf("passed over %v, want %v (the slow second leader)", a.PassedOver, want)
+	}
+	got, want := slices.Sorted(slices.Values(f.crossVal)), []string{picked[0], picked[2], picked[3], picked[4]}
+	if slices.Sort(want); !slices.Equal(got, want) {
+		t.Fatalf("cross-validated %v, want the four cheap leaders %v", got, want)
+	}
+}
+
+// Under a time budget with no tuning budget of its own (the default), the tuning is not capped
+// at a multiple of the candidates' time: variants costing far more than the candidates still
+// run while the time lasts, and the noise rule ends each candidate's tuning.
+func TestTimeBudgetAloneBoundsTheTuning(t *testing.T) {
+	_, res, _ := runTuningWith(t, []tunableSlot{{"transform", []string{"power", "standard"}}, {"strength", []string{"s4"}}},
+		func(id string) float64 {
+			if strings.HasPrefix(id, "tune-") {
+				return 1000 // a thousand times the candidates' 1 s
+			}
+			return 1
+		},
+		func(f *fakeRun, in *TrainInput) { in.TimeBudget, in.FinalTuneBudget = 1e6, 0 })
+	a := res.Answer
+	if a == nil || len(a.Tuning) == 0 {
+		t.Fatalf("no tuning recorded: %+v", a)
+	}
+	for _, s := range a.Tuning {
+		if s.Skipped != "" || s.Tried == 0 {
+			t.Fatalf("tuning step %+v: want it run, no cap in the way", s)
+		}
+	}
+	for _, s := range a.TuneStops {
+		if strings.Contains(s.Why, "caps") {
+			t.Fatalf("tuning of %s stopped at a cap: %s", s.From, s.Why)
+		}
 	}
 }
 
@@ -334,7 +397,7 @@ func TestTimeBudgetSkipsBestOfKPastItsDeadline(t *testing.T) {
 // best-of-K waits for all its programs, and nothing is noted.
 func TestNoTimeBudgetWaitsForSlowPrograms(t *testing.T) {
 	f, env, in := slowRun(t, 0, func(string) time.Duration { return 5000 * time.Second })
-	in.Iterations = 3
+	in.Iterations, in.FinalTuneBudget = 3, 2 // without a time budget the tuning needs its own
 	res := trainResult(t, env, in)
 	if res.Completed != 3 || len(f.updates) != 3 {
 		t.Fatalf("%d iterations completed (%d updates), want all 3", res.Completed, len(f.updates))

@@ -82,6 +82,9 @@ type fakeRun struct {
 	cvSeconds func(id string) float64
 	// cvWall is how long each cross-validation takes on the workflow's clock.
 	cvWall time.Duration
+	// runSeconds is the i-th picked candidate's run time on its validation split, when set
+	// (else unknown).
+	runSeconds func(i int) float64
 	// updateWall is how long each policy update takes on the workflow's clock (the mocked
 	// executions take real milliseconds, which that clock does not see).
 	updateWall time.Duration
@@ -199,6 +202,11 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 				f.guarded = append(f.guarded, in.Task)
 			}
 			out := activities.CandidatesResult{IDs: in.IDs[:min(in.Max, len(in.IDs))]}
+			for i := range out.IDs {
+				if f.runSeconds != nil {
+					out.Seconds = append(out.Seconds, f.runSeconds(i))
+				}
+			}
 			if in.Guard && len(out.IDs) > 0 {
 				// The best and the worst program guarded: the answer cross-validates only the best.
 				for _, id := range []string{out.IDs[0], out.IDs[len(out.IDs)-1]} {
