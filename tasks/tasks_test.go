@@ -41,7 +41,7 @@ func TestBadSpecsNameTheField(t *testing.T) {
 		{"negative folds", "folds: 3 ", "folds: -1 ", "field validation.folds"},
 		{"zero limit", "wall_seconds: 300", "wall_seconds: 0", "field limits"},
 		{"a run setting that is not one", "final_tune_budget: 8", "final_tune_budgett: 8", "run.final_tune_budgett (line %d): not a run setting"},
-		{"a run setting out of range", "final_tune_budget: 8", "final_tune_budget: 0", "run: --final-tune-budget must be positive"},
+		{"a run setting out of range", "final_tune_budget: 8", "final_tune_budget: -1", "run: --final-tune-budget must be 0"},
 	}
 	// No built-in spec carries a run: section (settings chosen for one task's test answers are
 	// not the platform's); a user's spec may, and it is checked as a preset's is.
