@@ -17,7 +17,7 @@ var TabularClassification = register(&Library{
 		}},
 		{"load", []Option{
 			{"input", "Load train, test and the sample submission from the input folder.", 6},
-			{"cwd", "Load the CSV files from the working directory.", 1.6},     // wrong path: fails
+			{"cwd", "Load the CSV files from the working directory.", 0.3},     // wrong path: fails
 			{"index-col", "Load the CSV files with the id as the index.", 0.2}, // no id for the submission
 		}},
 		{"target", []Option{

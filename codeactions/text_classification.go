@@ -18,23 +18,23 @@ var TextClassification = register(&Library{
 	Slots: []Slot{
 		{"imports", []Option{
 			{"full", "", 7},
-			{"no-sklearn", "", 0.2}, // fails at the label encoder
-			{"no-pandas", "", 0.2},  // fails while loading
-			{"no-scipy", "", 0.5},   // fails where sparse matrices are stacked
+			{"no-sklearn", "", 0.1}, // fails at the label encoder
+			{"no-pandas", "", 0.1},  // fails while loading
+			{"no-scipy", "", 0.25},  // fails where sparse matrices are stacked
 		}},
 		{"load", []Option{
 			{"input", "Load train, test and the sample submission from the input folder.", 6},
-			{"cwd", "Load the files from the working directory.", 0.3},                               // wrong path: fails
-			{"read-csv", "Load every file with pandas' CSV reader.", 0.3},                            // a JSON file read as CSV fails
+			{"cwd", "Load the files from the working directory.", 0.15},                              // wrong path: fails
+			{"read-csv", "Load every file with pandas' CSV reader.", 0.15},                           // a JSON file read as CSV fails
 			{"head-1000", "Load the data and keep the first 1000 training rows to iterate fast.", 1}, // weak
 		}},
 		{"text", []Option{
 			{"none", "Join the text columns and keep them exactly as written, case included.", 3},
 			{"lower", "Join the text columns and lowercase them.", 4},
 			{"clean", "Join the text columns, lowercase them, replace escaped characters and links, and collapse whitespace.", 1},
-			{"strip-punct", "Lowercase the text columns in place and strip their punctuation.", 0.3}, // cleans an id that is text
+			{"strip-punct", "Lowercase the text columns in place and strip their punctuation.", 0.15}, // cleans an id that is text
 			{"first-column", "Use only the first text column.", 1},
-			{"dataframe", "Give the vectoriser the text columns as a data frame.", 0.2}, // vectorises the column names: fails
+			{"dataframe", "Give the vectoriser the text columns as a data frame.", 0.1}, // vectorises the column names: fails
 		}},
 		{"features", []Option{
 			{"counts", "Count word unigrams.", 3},
@@ -43,7 +43,7 @@ var TextClassification = register(&Library{
 			{"char", "Weight character 2-5-grams within word boundaries by TF-IDF.", 1},
 			{"word-char", "Stack TF-IDF word 1-2-grams and character 2-5-grams.", 0.5},
 			{"hashing", "Hash word unigrams and bigrams into 2^18 features.", 0.5},
-			{"refit-test", "Weight word unigrams and bigrams by TF-IDF, fitting the vectoriser on the test text for the test features.", 0.3},
+			{"refit-test", "Weight word unigrams and bigrams by TF-IDF, fitting the vectoriser on the test text for the test features.", 0.15},
 		}},
 		{"vocab", []Option{
 			{"default", "", 4},
@@ -56,7 +56,7 @@ var TextClassification = register(&Library{
 			{"none", "", 6},
 			{"svd100", "Reduce the text features to 100 truncated-SVD components.", 1},
 			{"svd300", "Reduce the text features to 300 truncated-SVD components.", 1},
-			{"standardize", "Standardise the text features.", 0.2}, // cannot centre a sparse matrix: fails
+			{"standardize", "Standardise the text features.", 0.1}, // cannot centre a sparse matrix: fails
 			{"chi2-2k", "Keep the 2000 text features with the highest chi-squared score.", 1},
 		}},
 		{"numeric", []Option{
@@ -64,15 +64,15 @@ var TextClassification = register(&Library{
 			{"scaled", "Add the test file's numeric columns, standardised.", 1},
 			{"log-scaled", "Add the test file's numeric columns, signed-log transformed and standardised.", 0.5},
 			{"log1p", "Add the test file's numeric columns, log1p transformed and standardised.", 0.5}, // NaN from negative counts
-			{"train-columns", "Add the train file's numeric columns, standardised.", 0.3},              // columns the test lacks: fails
+			{"train-columns", "Add the train file's numeric columns, standardised.", 0.15},             // columns the test lacks: fails
 			{"flags", "Add the test file's numeric columns, signed-log transformed and standardised, and flag categorical columns that differ from their most common value.", 0.5},
 		}},
 		{"model", []Option{
 			{"naive-bayes", "Fit a multinomial naive Bayes model.", 2},
-			{"gaussian-nb", "Fit a Gaussian naive Bayes model.", 0.2}, // dense data only
+			{"gaussian-nb", "Fit a Gaussian naive Bayes model.", 0.1}, // dense data only
 			{"logreg", "Fit a logistic regression.", 4},
 			{"sgd", "Fit a logistic-loss linear model by stochastic gradient descent.", 1},
-			{"linear-svc", "Fit a linear support vector classifier.", 0.3}, // no predict_proba: fails
+			{"linear-svc", "Fit a linear support vector classifier.", 0.15}, // no predict_proba: fails
 			{"calibrated-svc", "Fit a linear support vector classifier with 5-fold sigmoid calibration.", 0.5},
 			{"grid-logreg", "Grid-search the logistic regression's C by 3-fold cross-validation.", 0.5},
 			{"random-forest", "Fit a random forest.", 2},
@@ -92,8 +92,8 @@ var TextClassification = register(&Library{
 			{"clip", "Clip the probabilities to [0.02, 0.98] and write them in the sample submission's columns.", 1},
 			{"soften", "Soften the probabilities (power 0.7, renormalised) and write them in the sample submission's columns.", 0.5},
 			{"hard-labels", "Write the predicted class as a 0/1 probability.", 2},
-			{"model-classes", "Write the model's classes as columns.", 0.3}, // encoded classes: invalid
-			{"no-id", "Write the probabilities without the id column.", 0.3},
+			{"model-classes", "Write the model's classes as columns.", 0.15}, // encoded classes: invalid
+			{"no-id", "Write the probabilities without the id column.", 0.15},
 		}},
 	},
 	Tunable:     []string{"strength"},
