@@ -40,6 +40,9 @@ import (
 //	train-stops-at-time-budget: a movie-review-sentiment run at the default 40-minute time
 //	budget (version 1 of stop-at-time-budget: training stopped at its share mid-iteration with
 //	16 programs in flight cancelled, best-of-K cut at its deadline), its answer a child
+//	final-answer-costed: a detecting-insults answer at the default 40-minute budget (version 1
+//	of answer-costs-by-program: 8 candidates costed by their own programs, 3 tuned until the
+//	noise rule or no slot was left, no sandbox multiple; ensemble of 7, refits, untuned answer)
 //
 // Retired on 6 December 2026 with the gates grade-best-training-program, final-answer,
 // answer-distinct-predictions, answer-guards-candidates, answer-drops-failed-refits,
