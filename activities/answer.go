@@ -460,6 +460,8 @@ func align(spec *tasks.Spec) ensemble.Align {
 	al.Log1p = spec.Metric == "mean-column-rmsle"
 	if spec.Answers.MatchBy != "position" {
 		al.IDColumn = spec.IDColumn
+	} else {
+		al.Carry = spec.IDColumn // a member may leave the id out: the grader matches by position
 	}
 	return al
 }

@@ -96,6 +96,10 @@ func sameStrings(a, b []string) bool {
 type Align struct {
 	// IDColumn matches rows by this column's value; "" matches them by position.
 	IDColumn string
+	// Carry, when rows match by position, is a column the grader does not read (the id): the
+	// blend takes it from the first table, and a table without it is still blended (programs
+	// may leave it out where the grader matches rows by position).
+	Carry string
 	// Integer rounds blended numbers to whole numbers (ordinal scores).
 	Integer bool
 	// Vote takes every column by weighted vote, numbers too: class labels (1, 2, 3) and
@@ -131,6 +135,10 @@ func Blend(tables []Table, weights []float64, al Align) (Table, error) {
 			return Table{}, fmt.Errorf("no id column %q in %v", al.IDColumn, base.Header)
 		}
 	}
+	carry := -1
+	if al.IDColumn == "" && al.Carry != "" {
+		carry = index(base.Header, al.Carry)
+	}
 	// rows[k][i] is table k's row for the base's row i; cols[k][j] its column for base column j.
 	rows := make([][][]string, len(used))
 	cols := make([][]int, len(used))
@@ -140,7 +148,7 @@ func Blend(tables []Table, weights []float64, al Align) (Table, error) {
 		}
 		cols[k] = make([]int, len(base.Header))
 		for j, h := range base.Header {
-			if cols[k][j] = index(t.Header, h); cols[k][j] < 0 {
+			if cols[k][j] = index(t.Header, h); cols[k][j] < 0 && j != carry {
 				return Table{}, fmt.Errorf("submission %d has no column %q", k+1, h)
 			}
 		}
@@ -167,9 +175,12 @@ func Blend(tables []Table, weights []float64, al Align) (Table, error) {
 	}
 	out := Table{Header: base.Header, Rows: make([][]string, len(base.Rows))}
 	for j := range base.Header {
-		numeric := j != idc && !al.Vote
+		numeric := j != idc && j != carry && !al.Vote
 		logs := al.Log1p
 		for k := range used {
+			if cols[k][j] < 0 { // the carried column, which this table left out
+				continue
+			}
 			for _, r := range rows[k] {
 				if c := cols[k][j]; c >= len(r) {
 					return Table{}, fmt.Errorf("submission %d has a short row %v", k+1, r)
@@ -184,7 +195,7 @@ func Blend(tables []Table, weights []float64, al Align) (Table, error) {
 			if out.Rows[i] == nil {
 				out.Rows[i] = make([]string, len(base.Header))
 			}
-			if j == idc {
+			if j == idc || j == carry {
 				out.Rows[i][j] = base.Rows[i][j]
 				continue
 			}
