@@ -38,7 +38,10 @@ func (p *Pass) NextWave(spent, budget, timeLeft float64, slots int) []string {
 	left := len(p.ids) - p.next
 	wave := min(left, TuneWave)
 	each := nextCostsEach(p.from.DurationS, p.seen, wave)
-	cost := NextCosts(p.from.DurationS, p.seen, wave)
+	cost := 0.0
+	for _, c := range each {
+		cost += c
+	}
 	if spent+cost > budget {
 		if left > wave {
 			cost = NextCosts(p.from.DurationS, p.seen, left)
