@@ -140,10 +140,19 @@ type Settings struct {
 const TrainShare = 0.6
 
 // EvalShare is the part of a TimeBudget best-of-K may use after training's: its programs still
-// running at TrainShare+EvalShare of the budget are cancelled. Best-of-K runs K programs once;
-// the final answer cross-validates its candidates on several folds and refits the ensemble's
-// members, so it keeps at least as much: half of what training leaves each.
+// running at EvalDeadline are cancelled. Best-of-K runs K programs once; the final answer
+// cross-validates its candidates on several folds and refits the ensemble's members, so it
+// keeps at least as much: half of what training leaves each.
 const EvalShare = (1 - TrainShare) / 2
+
+// EvalDeadline is the budget time (seconds since the run began, pauses not counted) at which
+// best-of-K stops, for a run whose training ended at trainingEnded: EvalShare of the budget
+// from then, and never past TrainShare+EvalShare of it. Best-of-K evaluates the policy; the
+// final answer is the run's product, so the time training leaves unused (it ended at its
+// iterations, not its share) goes to the answer, not to best-of-K's slowest program.
+func EvalDeadline(budget, trainingEnded float64) float64 {
+	return min(trainingEnded+EvalShare*budget, (TrainShare+EvalShare)*budget)
+}
 
 // DefaultTimeBudget keeps the main job under an hour on this project's 2-core machines, setup
 // aside, whatever the task.

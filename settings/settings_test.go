@@ -2,6 +2,7 @@ package settings
 
 import (
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -48,6 +49,28 @@ func TestForTaskDecidesRewardFolds(t *testing.T) {
 			got.RewardFolds = s.RewardFolds
 			if !reflect.DeepEqual(got, s) {
 				t.Fatalf("ForTask changed more than RewardFolds: %+v", got)
+			}
+		})
+	}
+}
+
+// Best-of-K gets EvalShare of the budget from training's end, capped where it always stopped.
+func TestEvalDeadline(t *testing.T) {
+	const budget = 2400.0
+	for _, c := range []struct {
+		name          string
+		trainingEnded float64
+		want          float64
+	}{
+		{"training used its share", 1440, 1920},
+		{"training overshot its share", 1500, 1920},
+		{"iterations ended training at 39%", 936, 1416},
+		{"training ended at once", 0, 480},
+		{"training ended past the cap", 2000, 1920},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := EvalDeadline(budget, c.trainingEnded); math.Abs(got-c.want) > 1e-9 {
+				t.Fatalf("EvalDeadline(%v, %v) = %v, want %v", budget, c.trainingEnded, got, c.want)
 			}
 		})
 	}

@@ -347,6 +347,34 @@ func TestTimeBudgetStopsASlowIterationAtTheShare(t *testing.T) {
 	}
 }
 
+// Training that ends early (at its iterations, not its share) gives best-of-K EvalShare of the
+// budget from its end, not until 80%: the time left goes to the final answer. Iteration 1's
+// programs finish at 100 s and its update at 110 s; best-of-K stops at 310 s, with the one
+// program that finished, instead of waiting for the slow one until 800 s.
+func TestTimeBudgetBestOfKShareStartsWhenTrainingEnds(t *testing.T) {
+	f, env, in := slowRun(t, 1000, func(id string) time.Duration {
+		if id == "eval-scratch-000" {
+			return 100 * time.Second
+		}
+		return 5000 * time.Second
+	})
+	in.Iterations = 1
+	start := env.Now()
+	res := trainResult(t, env, in)
+	if took := env.Now().Sub(start); took < 310*time.Second || took > 320*time.Second {
+		t.Fatalf("the run took %v of workflow time, want best-of-K to stop at 310 s (the mocked answer takes none)", took)
+	}
+	if f.final != "eval-scratch-000" {
+		t.Fatalf("best-of-K chose %q, want eval-scratch-000, the one evaluation program finished by its deadline", f.final)
+	}
+	if notes := strings.Join(res.TimeBudgetNotes, "\n"); !strings.Contains(notes, "best-of-K stopped at its deadline (31% of the time budget): 1 of its programs finished, 1 cancelled") {
+		t.Fatalf("notes %q do not say best-of-K stopped at 31%% of the budget", notes)
+	}
+	if res.Answer == nil || res.Answer.Test == nil {
+		t.Fatalf("no answer after best-of-K: %+v", res.Answer)
+	}
+}
+
 // When no evaluation program finishes by best-of-K's deadline the run says so, grades nothing
 // as best-of-K's choice, and builds the answer from training's programs.
 func TestTimeBudgetEvaluationFinishesNothing(t *testing.T) {

@@ -40,6 +40,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 		r.logger.Info(n)
 	}
 	var deadline workflow.Future // best-of-K's end (nil: none)
+	var deadlineShare float64    // its share of the time budget, for the notes
 	if r.in.TimeBudget > 0 {
 		if r.trainingTimeUp(ctx) {
 			n := fmt.Sprintf("training stopped at its %.0f%% share of the time budget after %d iterations", 100*settings.TrainShare, r.st.Iteration)
@@ -49,12 +50,14 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 			note("%s", n)
 		}
 		var cancel func()
-		deadline, cancel = r.evalDeadline(ctx)
+		var end float64
+		deadline, end, cancel = r.evalDeadline(ctx)
+		deadlineShare = end / r.in.TimeBudget
 		defer cancel()
 	}
 	if deadline != nil && deadline.IsReady() {
 		note("best-of-K skipped: training ended after its deadline (%.0f%% of the time budget), so the answer is built from training's programs",
-			100*(settings.TrainShare+settings.EvalShare))
+			100*deadlineShare)
 	}
 	scratchIDs := make([]string, r.in.EvalSamples)
 	for k := range scratchIDs {
@@ -81,7 +84,7 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 	}
 	if deadline != nil && deadline.IsReady() && len(scratch)+len(improved)+cut+cutImproved > 0 {
 		n := fmt.Sprintf("best-of-K stopped at its deadline (%.0f%% of the time budget): %d of its programs finished, %d cancelled",
-			100*(settings.TrainShare+settings.EvalShare), len(scratch)+len(improved), cut+cutImproved)
+			100*deadlineShare, len(scratch)+len(improved), cut+cutImproved)
 		if len(scratch)+len(improved) == 0 {
 			n += "; none to choose from, so the answer is built from training's programs"
 		}
@@ -148,11 +151,19 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 	return result, nil
 }
 
-// evalDeadline starts the timer that ends best-of-K at TrainShare+EvalShare of the time budget
-// (a ready future if that has passed already); cancel stops it. Training has ended, so no
-// pause moves it.
-func (r *trainRun) evalDeadline(ctx workflow.Context) (deadline workflow.Future, cancel func()) {
-	return deadlineTimer(ctx, (settings.TrainShare+settings.EvalShare)*r.in.TimeBudget-r.budgetElapsed(ctx))
+// evalDeadline starts the timer that ends best-of-K at end, in budget seconds (a ready future
+// if that has passed already); cancel stops it. Training has ended, so no pause moves it.
+// Version 1 of eval-share-from-its-start ends it at settings.EvalDeadline, EvalShare of the
+// budget after training's end; before it, best-of-K ran to TrainShare+EvalShare of the budget
+// however early training ended, and its slowest program could take the answer's time.
+func (r *trainRun) evalDeadline(ctx workflow.Context) (deadline workflow.Future, end float64, cancel func()) {
+	elapsed := r.budgetElapsed(ctx)
+	end = (settings.TrainShare + settings.EvalShare) * r.in.TimeBudget
+	if workflow.GetVersion(ctx, "eval-share-from-its-start", workflow.DefaultVersion, 1) >= 1 {
+		end = settings.EvalDeadline(r.in.TimeBudget, elapsed)
+	}
+	deadline, cancel = deadlineTimer(ctx, end-elapsed)
+	return deadline, end, cancel
 }
 
 // deadlineTimer fires after left seconds of the workflow's clock, rounded up to whole seconds
