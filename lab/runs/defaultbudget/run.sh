@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the main job (`starter run --task T --seed S`, no other flags: the platform's defaults
-# and its default time budget) for every row of plan.csv that results.csv does not hold yet,
-# in plan order, one run at a time, and appends each run's row to results.csv as it ends.
+# and its default time budget) for every row of a page's plan.csv that its results.csv does
+# not hold yet, in plan order, one run at a time, and appends each run's row to results.csv as
+# it ends. The page is PAGE (default: this folder, lab/runs/defaultbudget).
 # Usage (from the repository root, after `go tool task setup`):
-#   bash lab/runs/defaultbudget/run.sh [OUT_DIR]      # OUT_DIR default: runs/defaultbudget
+#   bash lab/runs/defaultbudget/run.sh [OUT_DIR]      # OUT_DIR default: runs/<page's name>
+#   PAGE=lab/runs/freshseeds bash lab/runs/defaultbudget/run.sh
 # TASKS (a grep -E pattern) limits it to the tasks it matches, in plan order, e.g. to run the
 # other tasks' seeds first while one task waits for a fix: TASKS='cactus|movie'.
 # The binary is built once into OUT_DIR so that merges during the runs do not change it; each
@@ -11,8 +13,9 @@
 # is started again from scratch next time (its seed fixed by plan.csv).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-here=lab/runs/defaultbudget
-out=${1:-runs/defaultbudget}
+here=${PAGE:-lab/runs/defaultbudget}
+[ -f "$here/plan.csv" ] || { echo "no plan.csv in $here: PAGE names a lab/runs folder with one" >&2; exit 2; }
+out=${1:-runs/$(basename "$here")}
 data=${DATA_DIR:-$HOME/.cache/mle-bench/data}
 mkdir -p "$out"
 commit=$(git rev-parse --short HEAD)
