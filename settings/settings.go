@@ -129,8 +129,8 @@ type Settings struct {
 	// TimeBudget, when positive, is the whole run's wall-clock time in seconds (training,
 	// evaluation and the final answer, on the worker's slots): training stops at TrainShare of
 	// it, mid-iteration if need be (the update learns from the programs that finished; those in
-	// flight are cancelled), best-of-K at TrainShare+EvalShare of it (chosen among the programs
-	// that finished), and the final answer's tuning starts no wave of variants that would end
+	// flight are cancelled), best-of-K at EvalDeadline (chosen among the programs that
+	// finished), and the final answer's tuning starts no wave of variants that would end
 	// after it. Iterations and the answer's settings stay caps, so a run may end sooner.
 	TimeBudget float64 `json:"time_budget,omitempty" yaml:"time_budget"`
 }

@@ -57,6 +57,9 @@ import (
 // train-static-matched-stops-at-budget, whose answers ran inline. The latter was the only
 // history of version 1 of stop-at-sandbox-budget, which stays as the note above says.
 //
+// eval-share-from-its-start (7 December 2026): no history holds its version 1 yet;
+// train-stops-at-time-budget took its default branch (best-of-K until 80% of the budget).
+//
 // Retired on 6 December 2026 (third session) with the gate stop-at-time-budget, once
 // train-stops-at-time-budget held its version 1: no history took its default branch (none
 // before it had a time budget).
