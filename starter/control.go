@@ -120,8 +120,8 @@ func statusCommand(ctx context.Context, args []string, out io.Writer) error {
 		if n := len(p.History); n > 0 {
 			elapsed = p.History[n-1].ElapsedS
 		}
-		fmt.Fprintf(out, "%s at the last iteration; training stops at %.0f%% of the budget, best-of-K %.0f%% later (at %.0f%% at most), the final answer's cross-validation and tuning at the budget\n",
-			timeUsed(elapsed, p.TimeBudgetS), 100*settings.TrainShare, 100*settings.EvalShare, 100*(settings.TrainShare+settings.EvalShare))
+		fmt.Fprintf(out, "%s at the last iteration; training stops at %.0f%% of the budget, %s\n",
+			timeUsed(elapsed, p.TimeBudgetS), 100*settings.TrainShare, laterShares())
 	}
 	if p.Detail != "" {
 		fmt.Fprintf(out, "%s: %s\n", p.Phase, p.Detail)

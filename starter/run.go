@@ -258,8 +258,8 @@ func runCommand(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "run %s: %s, %d iterations, B=%d, m=%d, %d slots, %s protocol, sandbox %s\nrun directory: %s\n",
 		info.Input.Run, info.Task, f.Iterations, f.Batch, f.Oversample, f.slots, f.Protocol, plan.sandbox, runDir)
 	if b := info.Input.TimeBudget; b > 0 {
-		fmt.Fprintf(out, "time budget %s: training stops at %.0f%% of it, mid-iteration if need be (or at %d iterations), best-of-K %.0f%% later (at %.0f%% at most), the final answer's cross-validation and tuning at the budget (--time-budget)\n",
-			time.Duration(b*float64(time.Second)).Round(time.Second), 100*settings.TrainShare, f.Iterations, 100*settings.EvalShare, 100*(settings.TrainShare+settings.EvalShare))
+		fmt.Fprintf(out, "time budget %s: training stops at %.0f%% of it, mid-iteration if need be (or at %d iterations), %s (--time-budget)\n",
+			time.Duration(b*float64(time.Second)).Round(time.Second), 100*settings.TrainShare, f.Iterations, laterShares())
 	}
 	if plan.measured != "" {
 		fmt.Fprintf(out, "task %s's spec sets run settings over the defaults and any preset (its run: section; flags given win): %s\n", info.Task, plan.measured)
@@ -586,6 +586,12 @@ func iterationLine(m activities.IterationMetrics, total int, budgetS float64) st
 }
 
 // timeUsed is the run's wall-clock time so far, against its budget when it has one.
+// laterShares says how the budget left after training is spent, as `run` and `status` print it.
+func laterShares() string {
+	return fmt.Sprintf("best-of-K %.0f%% later (at %.0f%% at most), the final answer's cross-validation and tuning at the budget",
+		100*settings.EvalShare, 100*(settings.TrainShare+settings.EvalShare))
+}
+
 func timeUsed(elapsedS, budgetS float64) string {
 	d := func(s float64) string { return (time.Duration(s) * time.Second).Round(time.Second).String() }
 	if budgetS <= 0 {

@@ -216,7 +216,8 @@ func (a *answerRun) crossValidateCandidates(ctx workflow.Context) ([]activities.
 		if len(batch) == 0 {
 			break
 		}
-		a.progress.Detail = fmt.Sprintf("cross-validating candidates on %d folds: %d of %d kept, %d tried", in.Folds, kept, in.Candidates, tried)
+		// Said before the batch runs, so the counts are "so far": the poller may see no later line.
+		a.progress.Detail = fmt.Sprintf("cross-validating %d candidates on %d folds (%d tried so far, %d of %d kept)", len(batch), in.Folds, tried, kept, in.Candidates)
 		tried += len(batch)
 		results, badInput := a.crossValidate(ctx, batch)
 		if badInput != "" {
@@ -411,8 +412,8 @@ func (a *answerRun) tune(ctx workflow.Context, scored []activities.CrossValidate
 			badInput := ""
 			for ids := pass.NextWave(spent, budget, timeLeft(), slots); len(ids) > 0; ids = pass.NextWave(spent, budget, timeLeft(), slots) {
 				done, all := pass.Progress()
-				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), round %d, slot %s: %d of %d variants cross-validated",
-					tuned, in.Tune, cand.SampleID, d.Round(), vs.Slot, done, all)
+				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), round %d, slot %s: cross-validating %d variants (%d of %d done so far)",
+					tuned, in.Tune, cand.SampleID, d.Round(), vs.Slot, len(ids), done, all)
 				var results []activities.CrossValidateResult
 				if results, badInput = a.crossValidate(ctx, ids); badInput != "" {
 					break
