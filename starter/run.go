@@ -585,13 +585,13 @@ func iterationLine(m activities.IterationMetrics, total int, budgetS float64) st
 	return line
 }
 
-// timeUsed is the run's wall-clock time so far, against its budget when it has one.
 // laterShares says how the budget left after training is spent, as `run` and `status` print it.
 func laterShares() string {
 	return fmt.Sprintf("best-of-K %.0f%% later (at %.0f%% at most), the final answer's cross-validation and tuning at the budget",
 		100*settings.EvalShare, 100*(settings.TrainShare+settings.EvalShare))
 }
 
+// timeUsed is the run's wall-clock time so far, against its budget when it has one.
 func timeUsed(elapsedS, budgetS float64) string {
 	d := func(s float64) string { return (time.Duration(s) * time.Second).Round(time.Second).String() }
 	if budgetS <= 0 {
