@@ -128,3 +128,11 @@ func Untuned(scored []runrecord.CrossValidateResult, refitFailed []runrecord.Fin
 	}
 	return ids, tuned
 }
+
+// Plural counts things in the lines a user reads: "1 variant", "2 variants".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

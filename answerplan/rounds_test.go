@@ -90,7 +90,7 @@ func TestDescent(t *testing.T) {
 			variant{"p", 0, []float64{0, 0}},
 			map[string]variant{"p/a": {id: "cap"}, "p/b": {"pb", 1, []float64{1, 1}}}, false,
 			[]string{"1 a p->p", "1 b p->pb"},
-			"round 1: at the caps: 1 variants would take about 1 sandbox-seconds, and the tuning had spent 0 of its 0"},
+			"round 1: at the caps: 1 variant would take about 1 sandbox-seconds, and the tuning had spent 0 of its 0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := NewDescent(runrecord.CrossValidateResult{SampleID: c.start.id, Score: &c.start.score, FoldScores: c.start.folds, DurationS: 1}, 2, c.lower)

@@ -46,11 +46,11 @@ func (p *Pass) NextWave(spent, budget, timeLeft float64, slots int) []string {
 		if left > wave {
 			cost = NextCosts(p.from.DurationS, p.seen, left)
 		}
-		p.step.Skipped = fmt.Sprintf("%d variants would take about %.0f sandbox-seconds, and the tuning had spent %.0f of its %.0f", left, cost, spent, budget)
+		p.step.Skipped = fmt.Sprintf("%s would take about %.0f sandbox-seconds, and the tuning had spent %.0f of its %.0f", Plural(left, "variant"), cost, spent, budget)
 		return nil
 	}
 	if wall := CrossValidationWall(each, 1, slots); wall > timeLeft {
-		p.step.Skipped = fmt.Sprintf("%d variants would take up to %.0f s, and the run's time budget has %.0f s left", left, wall, max(timeLeft, 0))
+		p.step.Skipped = fmt.Sprintf("%s would take up to %.0f s, and the run's time budget has %.0f s left", Plural(left, "variant"), wall, max(timeLeft, 0))
 		return nil
 	}
 	return p.ids[p.next : p.next+wave]

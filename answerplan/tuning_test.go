@@ -60,3 +60,14 @@ func TestShouldContinue(t *testing.T) {
 		})
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 variants"}, {1, "1 variant"}, {2, "2 variants"}} {
+		if got := Plural(c.n, "variant"); got != c.want {
+			t.Errorf("Plural(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

@@ -217,7 +217,7 @@ func (a *answerRun) crossValidateCandidates(ctx workflow.Context) ([]activities.
 			break
 		}
 		// Said before the batch runs, so the counts are "so far": the poller may see no later line.
-		a.progress.Detail = fmt.Sprintf("cross-validating %s on %d folds (%d tried so far, %d of %d kept)", plural(len(batch), "candidate"), in.Folds, tried, kept, in.Candidates)
+		a.progress.Detail = fmt.Sprintf("cross-validating %s on %d folds (%d tried so far, %d of %d kept)", answerplan.Plural(len(batch), "candidate"), in.Folds, tried, kept, in.Candidates)
 		tried += len(batch)
 		results, badInput := a.crossValidate(ctx, batch)
 		if badInput != "" {
@@ -413,7 +413,7 @@ func (a *answerRun) tune(ctx workflow.Context, scored []activities.CrossValidate
 			for ids := pass.NextWave(spent, budget, timeLeft(), slots); len(ids) > 0; ids = pass.NextWave(spent, budget, timeLeft(), slots) {
 				done, all := pass.Progress()
 				a.progress.Detail = fmt.Sprintf("tuning candidate %d of %d (%s), round %d, slot %s: cross-validating %s (%d of %d done so far)",
-					tuned, in.Tune, cand.SampleID, d.Round(), vs.Slot, plural(len(ids), "variant"), done, all)
+					tuned, in.Tune, cand.SampleID, d.Round(), vs.Slot, answerplan.Plural(len(ids), "variant"), done, all)
 				var results []activities.CrossValidateResult
 				if results, badInput = a.crossValidate(ctx, ids); badInput != "" {
 					break
@@ -457,7 +457,7 @@ func (a *answerRun) chooseEnsemble(ctx workflow.Context, scored []activities.Cro
 		ids[i] = cv.SampleID
 	}
 	for {
-		a.progress.Detail = fmt.Sprintf("choosing the ensemble from %d candidates and refitting its members", len(ids))
+		a.progress.Detail = fmt.Sprintf("choosing the ensemble from %s and refitting its members", answerplan.Plural(len(ids), "candidate"))
 		if err := a.selectAndRefit(ctx, ids); err != nil {
 			return false, err
 		}
@@ -576,12 +576,4 @@ func (a *answerRun) refitMembers(ctx workflow.Context, members []activities.Answ
 		m.Test = a.graded[m.SampleID]
 	}
 	return seconds, nil
-}
-
-// plural counts things in the progress lines a user reads: "1 variant", "2 variants".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -626,14 +626,3 @@ func TestFinalAnswerReportsItsProgressFromItsOwnWorkflow(t *testing.T) {
 		t.Fatalf("the answer's progress %q: want its last step, the ensemble", a.Detail)
 	}
 }
-
-func TestPlural(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		want string
-	}{{0, "0 variants"}, {1, "1 variant"}, {2, "2 variants"}} {
-		if got := plural(c.n, "variant"); got != c.want {
-			t.Errorf("plural(%d) = %q, want %q", c.n, got, c.want)
-		}
-	}
-}
