@@ -173,6 +173,11 @@ var imageFlips = map[string][]string{"hflip": {"FLIP_LEFT_RIGHT"}, "hflip-x-only
 const defaultMemoryMB = 4096
 
 // renderImage writes the program from templates/image.py.tmpl.
+// imageCapped are the models whose fit grows with the square of the rows (an RBF SVC's, five
+// times over for its probability estimates), and the rows each is fitted on at most, so that
+// tens of thousands of images finish in a task's time.
+var imageCapped = map[string]int{"svc": 5000}
+
 func renderImage(c Choice, s Schema) Program {
 	params := imageStrengths[c.Opt("model")][c.Strength()]
 	flips := imageFlips[c.Opt("augment")]
@@ -183,6 +188,7 @@ func renderImage(c Choice, s Schema) Program {
 	code := python("image.py.tmpl", c, s, map[string]any{
 		"params": params, "blocks": imageFeatureBlocks[c.Opt("features")],
 		"flips": flips, "copies": len(flips) + 1, "others": len(s.Targets) - 1, "memoryMB": memoryMB,
+		"cap": imageCapped[c.Opt("model")],
 	})
 	return Program{Plan: c.Plan(fmt.Sprintf("Model settings: %s.", params)), Code: code}
 }
