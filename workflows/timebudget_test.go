@@ -111,7 +111,7 @@ func TestTimeBudgetSpentBeforeTheAnswer(t *testing.T) {
 	}
 	a := res.Answer
 	if a == nil || a.Test == nil || len(a.Members) != 1 || a.Members[0].Test == nil || !strings.Contains(a.Note, "time budget ended") {
-		t.Fatalf("answer %+v: want the best leader already refit, blended alone, and a note saying why", a)
+		t.Fatalf("answer %+v: want the best leader refit, blended alone, and a note saying why", a)
 	}
 	refits := 0
 	for _, id := range f.graded {
@@ -324,8 +324,8 @@ func TestTimeBudgetStopsASlowIterationAtTheShare(t *testing.T) {
 	if res.Programs != 9 || last.Metrics.Samples != 1 {
 		t.Fatalf("%d training programs counted (%d in the last update), want the 9 that finished", res.Programs, last.Metrics.Samples)
 	}
-	if f.final != "eval-scratch-000" {
-		t.Fatalf("best-of-K chose %q, want eval-scratch-000, the one evaluation program finished by its deadline", f.final)
+	if res.Final == nil || res.Final.SampleID != "eval-scratch-000" {
+		t.Fatalf("best-of-K chose %+v, want eval-scratch-000, the one evaluation program finished by its deadline", res.Final)
 	}
 	if n := countPrefix(f.executed, "eval-improve"); n != 0 {
 		t.Fatalf("%d improve draws ran after best-of-K's deadline", n)
@@ -352,7 +352,7 @@ func TestTimeBudgetStopsASlowIterationAtTheShare(t *testing.T) {
 // programs finish at 100 s and its update at 110 s; best-of-K stops at 310 s, with the one
 // program that finished, instead of waiting for the slow one until 800 s.
 func TestTimeBudgetBestOfKShareStartsWhenTrainingEnds(t *testing.T) {
-	f, env, in := slowRun(t, 1000, func(id string) time.Duration {
+	_, env, in := slowRun(t, 1000, func(id string) time.Duration {
 		if id == "eval-scratch-000" {
 			return 100 * time.Second
 		}
@@ -364,8 +364,8 @@ func TestTimeBudgetBestOfKShareStartsWhenTrainingEnds(t *testing.T) {
 	if took := env.Now().Sub(start); took < 310*time.Second || took > 320*time.Second {
 		t.Fatalf("the run took %v of workflow time, want best-of-K to stop at 310 s (the mocked answer takes none)", took)
 	}
-	if f.final != "eval-scratch-000" {
-		t.Fatalf("best-of-K chose %q, want eval-scratch-000, the one evaluation program finished by its deadline", f.final)
+	if res.Final == nil || res.Final.SampleID != "eval-scratch-000" {
+		t.Fatalf("best-of-K chose %+v, want eval-scratch-000, the one evaluation program finished by its deadline", res.Final)
 	}
 	if notes := strings.Join(res.TimeBudgetNotes, "\n"); !strings.Contains(notes, "best-of-K stopped at its deadline (31% of the time budget): 1 of its programs finished, 1 cancelled") {
 		t.Fatalf("notes %q do not say best-of-K stopped at 31%% of the budget", notes)

@@ -32,8 +32,9 @@ func addLeader(board []activities.Leader, lowerIsBetter bool, l activities.Leade
 
 // finalAnswer is the run's answer without the test answers, built from its leaders (training
 // programs and the evaluation's evals) by the FinalAnswer child workflow. graded holds the test
-// grades already made (sample -> grade), so a member is not refit twice.
-func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteResult, graded map[string]*activities.FinalGradeResult) (*activities.FinalAnswer, error) {
+// grades already made (sample -> grade), so a member is not refit twice; refitAtDeadline says
+// none of the report-only programs was graded before it (FinalAnswerInput.RefitAtDeadline).
+func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteResult, graded map[string]*activities.FinalGradeResult, refitAtDeadline bool) (*activities.FinalAnswer, error) {
 	r.publish(PhaseFinalAnswer, 0)
 	in := r.in
 	board := r.st.Leaders
@@ -51,7 +52,7 @@ func (r *trainRun) finalAnswer(ctx workflow.Context, evals []activities.ExecuteR
 	}
 	child := FinalAnswerInput{Run: in.Run, Task: in.Task, Protocol: in.Protocol, LowerIsBetter: r.st.Task.LowerIsBetter, Leaders: ids,
 		Candidates: in.FinalCandidates, Folds: in.FinalFolds, Tune: in.FinalTune, TuneBudget: in.FinalTuneBudget,
-		EnsembleRounds: in.EnsembleRounds, ExecTimeout: in.ExecTimeout}
+		EnsembleRounds: in.EnsembleRounds, ExecTimeout: in.ExecTimeout, RefitAtDeadline: refitAtDeadline}
 	// The answer's time budget is the run's: its end, with the time paused so far added (no
 	// pause is taken once training has ended).
 	if in.TimeBudget > 0 {

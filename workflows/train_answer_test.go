@@ -116,8 +116,8 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 	if len(a.Guarded) != 1 || a.Guarded[0].To != board[0] {
 		t.Fatalf("guarded %+v: want only the best program's guard, %s, of the two given", a.Guarded, board[0])
 	}
-	// Every member is refit and graded alone, once: a program best-of-K already graded is not
-	// run again.
+	// Every member is refit and graded alone, once, by the answer (the report's grades of
+	// best-of-K's and the best training program follow it and reuse a member's).
 	seen := map[string]bool{}
 	for _, id := range f.graded {
 		if seen[id] {
@@ -130,8 +130,14 @@ func TestFinalAnswerCrossValidatesTheBestProgramsOfTheWholeRun(t *testing.T) {
 		if m.Test == nil || m.Test.SampleID != m.SampleID || !seen[m.SampleID] {
 			t.Fatalf("member %s reached the blend without its test grade: %+v", m.SampleID, m.Test)
 		}
-		if m.SampleID != res.Final.SampleID && (res.Best == nil || m.SampleID != res.Best.SampleID) {
-			refits++
+		refits++
+	}
+	// The report-only grades (best-of-K's choice, the best training program) follow the
+	// answer: before it, a slow program's refit spent the answer's share of the time budget.
+	for _, g := range []*activities.FinalGradeResult{res.Final, res.Best} {
+		member := slices.ContainsFunc(a.Members, func(m activities.AnswerMember) bool { return m.SampleID == g.SampleID })
+		if !member && !slices.Contains(f.gradedAfterBlend, g.SampleID) {
+			t.Fatalf("%s was graded for the report before the answer was blended (graded %v)", g.SampleID, f.graded)
 		}
 	}
 	if want := 3*2 + refits; a.SandboxSeconds != want {

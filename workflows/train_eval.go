@@ -108,34 +108,31 @@ func (r *trainRun) evaluate(ctx workflow.Context, trainingWall float64) (TrainRe
 	result := TrainResult{Iterations: st.Recent, Stopped: r.ctl.stopping, Completed: st.Iteration, Programs: st.SamplesDone,
 		SandboxSeconds: st.SandboxSeconds, LeftOutSeconds: st.LeftOutSandboxSeconds, WallSeconds: trainingWall, BestScore: st.Best, Improvements: st.Improvements,
 		TimeBudgetNotes: notes}
-	if chosen != nil {
-		r.publish(PhaseFinalGrading, 0)
-		if result.Final, err = r.finalGrade(ctx, "grade %s on the private test answers", chosen.SampleID); err != nil {
+	// Best-of-K's program and the best training program are graded for the report only. Graded
+	// before the answer, their refits spent the answer's share of the time budget (a slow
+	// program's refit took most of it), so they now follow the answer, which is the run's
+	// product, and reuse the grades of its members.
+	gradesFirst := workflow.GetVersion(ctx, "report-grades-after-answer", workflow.DefaultVersion, 1) == workflow.DefaultVersion
+	graded := map[string]*activities.FinalGradeResult{}
+	if gradesFirst {
+		if err := r.reportGrades(ctx, chosen, &result, graded); err != nil {
 			return TrainResult{}, err
 		}
 	}
-	// The run's best training program is graded on the test answers too, so a comparison of
-	// arms can use the best program each found, not only what its final policy chose.
-	if st.BestSample != "" {
-		if chosen != nil && chosen.SampleID == st.BestSample {
-			result.Best = result.Final
-		} else {
-			r.publish(PhaseFinalGrading, 0)
-			if result.Best, err = r.finalGrade(ctx, "grade the best training program %s on the private test answers", st.BestSample); err != nil {
-				return TrainResult{}, err
-			}
+	if r.in.FinalCandidates > 0 {
+		if result.Answer, err = r.finalAnswer(ctx, append(scratch, improved...), graded, !gradesFirst); err != nil {
+			return TrainResult{}, err
 		}
 	}
-
-	if r.in.FinalCandidates > 0 {
-		graded := map[string]*activities.FinalGradeResult{}
-		if result.Final != nil {
-			graded[result.Final.SampleID] = result.Final
+	if !gradesFirst {
+		if result.Answer != nil {
+			for _, m := range result.Answer.Members {
+				if m.Test != nil {
+					graded[m.SampleID] = m.Test
+				}
+			}
 		}
-		if result.Best != nil {
-			graded[result.Best.SampleID] = result.Best
-		}
-		if result.Answer, err = r.finalAnswer(ctx, append(scratch, improved...), graded); err != nil {
+		if err := r.reportGrades(ctx, chosen, &result, graded); err != nil {
 			return TrainResult{}, err
 		}
 	}
@@ -255,6 +252,36 @@ func (r *trainRun) runUntil(ctx workflow.Context, refs []activities.SampleRef, d
 		}
 	}
 	return kept, cut, nil
+}
+
+// reportGrades grades best-of-K's chosen program (result.Final) and the run's best training
+// program (result.Best) on the test answers, taking a grade from graded where one was made
+// and adding those it makes. The best training program is graded so that a comparison of arms
+// can use the best program each found, not only what its final policy chose.
+func (r *trainRun) reportGrades(ctx workflow.Context, chosen *activities.ExecuteResult, result *TrainResult, graded map[string]*activities.FinalGradeResult) error {
+	grade := func(summary, sample string) (*activities.FinalGradeResult, error) {
+		if g := graded[sample]; g != nil {
+			return g, nil
+		}
+		r.publish(PhaseFinalGrading, 0)
+		g, err := r.finalGrade(ctx, summary, sample)
+		if err == nil {
+			graded[sample] = g
+		}
+		return g, err
+	}
+	var err error
+	if chosen != nil {
+		if result.Final, err = grade("grade %s on the private test answers", chosen.SampleID); err != nil {
+			return err
+		}
+	}
+	if best := r.st.BestSample; best != "" {
+		if result.Best, err = grade("grade the best training program %s on the private test answers", best); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finalGrade re-runs a program on the full public train and grades it on the test answers.

@@ -43,8 +43,9 @@ type fakeRun struct {
 	executed []string
 	folds    []int               // ExecuteInput.Folds per execution
 	rewards  []reward.SchemeName // ExecuteInput.Reward per execution
-	final    string              // the first program FinalGrade graded: best-of-K's choice
 	graded   []string            // every FinalGrade, in order
+	// gradedAfterBlend are the FinalGrades made once the answer was blended.
+	gradedAfterBlend []string
 	// The final answer's activities: the candidate lists asked for, the cross-validations run
 	// (and their timeout), the programs ensembled and the answer blended.
 	candidates [][]string
@@ -182,10 +183,10 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 		func(_ context.Context, in activities.FinalGradeInput) (activities.FinalGradeResult, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			if f.final == "" {
-				f.final = in.SampleID
-			}
 			f.graded = append(f.graded, in.SampleID)
+			if f.blended != nil {
+				f.gradedAfterBlend = append(f.gradedAfterBlend, in.SampleID)
+			}
 			out := activities.FinalGradeResult{SampleID: in.SampleID, DurationS: 1}
 			out.Report.SubmissionExist = f.noSubmission == nil || !f.noSubmission(in.SampleID)
 			out.Report.ValidSubmission = out.Report.SubmissionExist
@@ -263,6 +264,8 @@ func newEnv(_ *testing.T, f *fakeRun, duration func(id string) time.Duration, sc
 		})
 	env.OnActivity(a.BlendAnswer, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.BlendInput) (activities.FinalGradeResult, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
 			f.blends = append(f.blends, in)
 			if in.Untuned {
 				return activities.FinalGradeResult{SampleID: "untuned-answer"}, nil
@@ -358,8 +361,8 @@ func TestTrainKeepsMBInFlightAndUpdatesAfterB(t *testing.T) {
 	}
 	var res TrainResult
 	env.GetWorkflowResult(&res)
-	if res.Final == nil || !strings.HasSuffix(f.final, "1") {
-		t.Fatalf("the final grade must go to a valid evaluation sample, got %q", f.final)
+	if res.Final == nil || !strings.HasSuffix(res.Final.SampleID, "1") {
+		t.Fatalf("the final grade must go to a valid evaluation sample, got %+v", res.Final)
 	}
 }
 
