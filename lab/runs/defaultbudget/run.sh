@@ -2,7 +2,8 @@
 # Runs the main job (`starter run --task T --seed S`, no other flags: the platform's defaults
 # and its default time budget) for every row of a page's plan.csv that its results.csv does
 # not hold yet, in plan order, one run at a time, and appends each run's row to results.csv as
-# it ends. The page is PAGE (default: this folder, lab/runs/defaultbudget).
+# it ends, rewriting the tables that quote it (lab/tools/runtable). The page is PAGE (default:
+# this folder, lab/runs/defaultbudget).
 # Usage (from the repository root, after `go tool task setup`):
 #   bash lab/runs/defaultbudget/run.sh [OUT_DIR]      # OUT_DIR default: runs/<page's name>
 #   PAGE=lab/runs/freshseeds bash lab/runs/defaultbudget/run.sh
@@ -64,5 +65,8 @@ w.writerow([task, seed, commit, wall, f"{sum(loads)/len(loads):.2f}", len(rows),
             f(rows[0]["mean_reward"]) if rows else "", f(rows[-1]["mean_reward"]) if rows else "",
             m.group(1) if m else "", t.group(1) if t else "", t.group(2) if t else "invalid or none", line])
 PY
+  # The Markdown that quotes the page's table (lab/tools/runtable) follows its ledger.
+  quoting=$(grep -rl --include='*.md' -e "<!-- runtable ${here%/} -->" README.md benchmarks docs lab || true)
+  [ -z "$quoting" ] || go run ./lab/tools/runtable -write $quoting
   echo "$(date -u +%FT%TZ) done $task seed $seed: $(tail -1 "$results")"
 done
