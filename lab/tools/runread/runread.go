@@ -28,6 +28,9 @@ type Program struct {
 	Score     *float64 // the validation score; nil when it was not graded
 	Valid     bool
 	DurationS float64 // sandbox-seconds it used
+	// Finished: the program has a result (Sampled also returns those cancelled before one).
+	Finished bool
+	Reason   string // why it failed, as result.json says
 }
 
 // Used reads which samples the run's updates learnt from (metrics.jsonl's "used"): the programs
@@ -56,6 +59,18 @@ func Programs(runDir string) ([]Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	return load(runDir, func(id string) bool { return used[id] })
+}
+
+// Sampled loads every program the run sampled for training, in sampling order, used or not,
+// finished or not (a program cancelled before it had a result has Finished false).
+func Sampled(runDir string) ([]Program, error) {
+	return load(runDir, nil)
+}
+
+// load reads the training programs keep accepts (nil: all); a program that keep accepts must
+// have its result unless every program is wanted.
+func load(runDir string, keep func(id string) bool) ([]Program, error) {
 	records, err := filepath.Glob(filepath.Join(runDir, runstore.Sample("it*").Record()))
 	if err != nil {
 		return nil, err
@@ -74,7 +89,7 @@ func Programs(runDir string) ([]Program, error) {
 		if err := ReadJSON(rec, &s); err != nil {
 			return nil, err
 		}
-		if !used[s.ID] {
+		if keep != nil && !keep(s.ID) {
 			continue
 		}
 		var r struct {
@@ -82,12 +97,16 @@ func Programs(runDir string) ([]Program, error) {
 			Score     *float64 `json:"score"`
 			Valid     bool     `json:"valid"`
 			DurationS float64  `json:"duration_s"`
+			Reason    string   `json:"reason"`
 		}
-		if err := ReadJSON(filepath.Join(filepath.Dir(rec), filepath.Base(runstore.Sample("x").Result())), &r); err != nil {
+		err := ReadJSON(filepath.Join(filepath.Dir(rec), filepath.Base(runstore.Sample("x").Result())), &r)
+		finished := err == nil
+		if err != nil && (keep != nil || !errors.Is(err, os.ErrNotExist)) {
 			return nil, err
 		}
 		out = append(out, Program{ID: s.ID, Iteration: s.Iteration, Actions: s.Actions, Tokens: s.Sample.Tokens,
-			Kept: s.Sample.Kept, Reward: r.Reward, Score: r.Score, Valid: r.Valid, DurationS: r.DurationS})
+			Kept: s.Sample.Kept, Reward: r.Reward, Score: r.Score, Valid: r.Valid, DurationS: r.DurationS,
+			Finished: finished, Reason: r.Reason})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Iteration != out[j].Iteration {

@@ -3,6 +3,7 @@ package runread
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,13 +74,15 @@ func TestProgramsReadsTheUsedTrainingPrograms(t *testing.T) {
 	write("metrics.jsonl", `{"iteration":1,"used":["it0001-s001","it0001-s000"]}`+"\n"+`{"iteration":2,"used":["it0002-s000"]}`+"\n")
 	for _, s := range []struct{ id, sample, result string }{
 		{"it0002-s000", `{"id":"it0002-s000","iteration":2,"actions":"model=lda","sample":{"tokens":[1,2],"kept":[true,false]}}`, `{"reward":-0.05,"score":0.05,"valid":true,"duration_s":3}`},
-		{"it0001-s001", `{"id":"it0001-s001","iteration":1,"actions":"model=rf","sample":{"tokens":[3]}}`, `{"reward":-10,"valid":false,"duration_s":1}`},
+		{"it0001-s001", `{"id":"it0001-s001","iteration":1,"actions":"model=rf","sample":{"tokens":[3]}}`, `{"reward":-10,"valid":false,"duration_s":1,"reason":"exited with code 1"}`},
 		{"it0001-s000", `{"id":"it0001-s000","iteration":1,"actions":"model=logreg","sample":{"tokens":[4]}}`, `{"reward":-0.1,"score":0.1,"valid":true,"duration_s":2}`},
 		{"it0002-s001", `{"id":"it0002-s001","iteration":2,"actions":"model=svm","sample":{"tokens":[5]}}`, `{"reward":-0.01,"score":0.01,"valid":true,"duration_s":9}`},
 	} {
 		write("samples/"+s.id+"/sample.json", s.sample)
 		write("samples/"+s.id+"/result.json", s.result)
 	}
+	// Cancelled before it had a result: no update used it, and it is no error.
+	write("samples/it0002-s002/sample.json", `{"id":"it0002-s002","iteration":2,"actions":"model=knn","sample":{"tokens":[6]}}`)
 	progs, err := Programs(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +104,26 @@ func TestProgramsReadsTheUsedTrainingPrograms(t *testing.T) {
 	}
 	if _, err := Programs(t.TempDir()); err == nil {
 		t.Error("a directory without metrics.jsonl gave no error")
+	}
+
+	all, err := Sampled(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range all {
+		got = append(got, fmt.Sprintf("%s:%v", p.ID, p.Finished))
+	}
+	if want := "it0001-s000:true,it0001-s001:true,it0002-s000:true,it0002-s001:true,it0002-s002:false"; strings.Join(got, ",") != want {
+		t.Errorf("Sampled = %v, want %s: every program, the unfinished one marked", got, want)
+	}
+	if all[1].Reason != "exited with code 1" || all[1].Valid {
+		t.Errorf("the failed program = %+v, want its reason", all[1])
+	}
+	// A result that is there but damaged is an error, not an unfinished program.
+	write("samples/it0002-s002/result.json", "{")
+	if _, err := Sampled(dir); err == nil || !strings.Contains(err.Error(), "it0002-s002") {
+		t.Errorf("a damaged result.json: %v, want an error naming it", err)
 	}
 }
 
