@@ -2,7 +2,9 @@
 # Runs the warm-start probe of this page for every row of plan.csv that results.csv does not
 # hold yet, in plan order, one at a time: the run's first 16 programs (m*B at the defaults),
 # sampled at once by the initial policy and each run to its end, then counted by
-# lab/tools/warmstart. TASKS (a grep -E pattern) limits it to the tasks it matches.
+# lab/tools/warmstart. The probe is stopped (SIGTERM) once all 16 have results: what the run
+# would do next (best-of-K, its grade) measures nothing here and takes up to half an hour on the
+# slow tasks. TASKS (a grep -E pattern) limits it to the tasks it matches.
 # Usage (from the repository root, after `go tool task setup`):
 #   bash lab/runs/warmstart/run.sh [OUT_DIR]      # OUT_DIR default: runs/warmstart
 set -euo pipefail
@@ -28,9 +30,18 @@ tail -n +2 $here/plan.csv | while IFS=, read -r task seed; do
   start=$(date +%s)
   "$out/starter" run --task "$task" --seed "$seed" --data-dir "$data" --out "$run" \
     --batch 16 --oversample 1 --sample-at-iteration-start --iterations 1 --time-budget 0 \
-    --final-candidates 0 --final-tune 0 --eval-samples 1 < /dev/null > "$out/$task-$seed.log" 2>&1 ||
-    { echo "the probe of $task seed $seed failed: see $out/$task-$seed.log" >&2; exit 1; }
+    --final-candidates 0 --final-tune 0 --eval-samples 1 < /dev/null > "$out/$task-$seed.log" 2>&1 &
+  probe=$!
+  trap 'kill $probe 2>/dev/null' EXIT
+  results16() { [ "$(ls "$run"/samples/it0001-s0*/result.json 2>/dev/null | wc -l)" -ge 16 ]; }
+  while kill -0 $probe 2>/dev/null && ! results16; do sleep 5; done
   wall=$(( $(date +%s) - start ))
+  if results16; then
+    kill -TERM $probe 2>/dev/null || true
+    wait $probe || true
+  elif ! wait $probe; then
+    echo "the probe of $task seed $seed failed: see $out/$task-$seed.log" >&2; exit 1
+  fi
   echo "$task,$seed,$commit,$wall,$("$out/warmstart" -csv "$run")" >> "$results"
   echo "$(date -u +%FT%TZ) done $task seed $seed: $(tail -1 "$results")"
 done
