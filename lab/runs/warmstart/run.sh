@@ -2,9 +2,9 @@
 # Runs the warm-start probe of this page for every row of plan.csv that results.csv does not
 # hold yet, in plan order, one at a time: the run's first 16 programs (m*B at the defaults),
 # sampled at once by the initial policy and each run to its end, then counted by
-# lab/tools/warmstart. The probe is stopped (SIGTERM) once all 16 have results: what the run
-# would do next (best-of-K, its grade) measures nothing here and takes up to half an hour on the
-# slow tasks. TASKS (a grep -E pattern) limits it to the tasks it matches.
+# lab/tools/warmstart. The probe is stopped (SIGTERM) once the iteration has ended (its line in
+# metrics.jsonl: all 16 outcomes are in, a retried one's included): what the run would do next
+# (best-of-K, its grade) measures nothing here and takes up to half an hour on the slow tasks. TASKS (a grep -E pattern) limits it to the tasks it matches.
 # Usage (from the repository root, after `go tool task setup`):
 #   bash lab/runs/warmstart/run.sh [OUT_DIR]      # OUT_DIR default: runs/warmstart
 set -euo pipefail
@@ -33,10 +33,12 @@ tail -n +2 $here/plan.csv | while IFS=, read -r task seed; do
     --final-candidates 0 --final-tune 0 --eval-samples 1 < /dev/null > "$out/$task-$seed.log" 2>&1 &
   probe=$!
   trap 'kill $probe 2>/dev/null' EXIT
-  results16() { [ "$(ls "$run"/samples/it0001-s0*/result.json 2>/dev/null | wc -l)" -ge 16 ]; }
-  while kill -0 $probe 2>/dev/null && ! results16; do sleep 5; done
+  # A result file is not enough: an attempt the heartbeat timeout ended writes one, and its
+  # retry replaces it.
+  ended() { [ -s "$run/metrics.jsonl" ]; }
+  while kill -0 $probe 2>/dev/null && ! ended; do sleep 5; done
   wall=$(( $(date +%s) - start ))
-  if results16; then
+  if ended; then
     kill -TERM $probe 2>/dev/null || true
     wait $probe || true
   elif ! wait $probe; then
