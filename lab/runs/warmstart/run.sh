@@ -4,7 +4,8 @@
 # sampled at once by the initial policy and each run to its end, then counted by
 # lab/tools/warmstart. The probe is stopped (SIGTERM) once the iteration has ended (its line in
 # metrics.jsonl: all 16 outcomes are in, a retried one's included): what the run would do next
-# (best-of-K, its grade) measures nothing here and takes up to half an hour on the slow tasks. TASKS (a grep -E pattern) limits it to the tasks it matches.
+# (best-of-K, its grade) measures nothing here and takes up to half an hour on the slow tasks.
+# TASKS (a grep -E pattern) limits it to the tasks it matches.
 # Usage (from the repository root, after `go tool task setup`):
 #   bash lab/runs/warmstart/run.sh [OUT_DIR]      # OUT_DIR default: runs/warmstart
 set -euo pipefail

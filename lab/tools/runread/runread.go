@@ -30,6 +30,7 @@ type Program struct {
 	DurationS float64 // sandbox-seconds it used
 	// Finished: the program has a result (Sampled also returns those cancelled before one).
 	Finished bool
+	Stale    bool   // cancelled while it ran (staleness cap, end of run): its result is partial
 	Reason   string // why it failed, as result.json says
 }
 
@@ -98,6 +99,7 @@ func load(runDir string, keep func(id string) bool) ([]Program, error) {
 			Valid     bool     `json:"valid"`
 			DurationS float64  `json:"duration_s"`
 			Reason    string   `json:"reason"`
+			Stale     bool     `json:"stale"`
 		}
 		err := ReadJSON(filepath.Join(filepath.Dir(rec), filepath.Base(runstore.Sample("x").Result())), &r)
 		finished := err == nil
@@ -106,7 +108,7 @@ func load(runDir string, keep func(id string) bool) ([]Program, error) {
 		}
 		out = append(out, Program{ID: s.ID, Iteration: s.Iteration, Actions: s.Actions, Tokens: s.Sample.Tokens,
 			Kept: s.Sample.Kept, Reward: r.Reward, Score: r.Score, Valid: r.Valid, DurationS: r.DurationS,
-			Finished: finished, Reason: r.Reason})
+			Finished: finished, Stale: r.Stale, Reason: r.Reason})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Iteration != out[j].Iteration {

@@ -117,7 +117,7 @@ func TestProgramsReadsTheUsedTrainingPrograms(t *testing.T) {
 	if want := "it0001-s000:true,it0001-s001:true,it0002-s000:true,it0002-s001:true,it0002-s002:false"; strings.Join(got, ",") != want {
 		t.Errorf("Sampled = %v, want %s: every program, the unfinished one marked", got, want)
 	}
-	if all[1].Reason != "exited with code 1" || all[1].Valid {
+	if all[1].Reason != "exited with code 1" || all[1].Valid || all[1].Stale {
 		t.Errorf("the failed program = %+v, want its reason", all[1])
 	}
 	// A result that is there but damaged is an error, not an unfinished program.

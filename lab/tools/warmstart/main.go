@@ -106,7 +106,7 @@ func Read(dir string, first int) (Count, error) {
 	}
 	var finished []done
 	for _, p := range progs {
-		if p.Iteration != 1 || !p.Finished {
+		if p.Iteration != 1 || !p.Finished || p.Stale {
 			continue
 		}
 		st, err := os.Stat(filepath.Join(dir, runstore.Sample(p.ID).Result()))
@@ -134,8 +134,8 @@ func count(task string, lib *codeactions.Library, schema codeactions.Schema, pro
 		}
 		c.Drawn++
 		switch {
-		case !p.Finished:
-			c.Unfinished++
+		case !p.Finished || p.Stale:
+			c.Unfinished++ // cancelled before it ran, or while it ran
 		case p.Valid:
 			c.Valid++
 		default:

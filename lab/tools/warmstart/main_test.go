@@ -72,6 +72,7 @@ func TestReadCountsEveryProgramOfTheInitialPolicy(t *testing.T) {
 		{"it0001-s001", 1, clashing, res{"valid": false, "reason": "exited with code 1"}},
 		{"it0001-s002", 1, clean, res{"valid": false, "reason": "validation fold 2: timed out after 600s"}},
 		{"it0001-s003", 1, clean, nil},
+		{"it0001-s004", 1, clean, res{"valid": false, "stale": true, "reason": "ended before it finished (staleness cap or end of run)"}},
 		{"it0002-s000", 2, clean, res{"valid": false, "reason": "exited with code 1"}}, // the updated policy's
 	} {
 		write("samples/"+s.id+"/sample.json", map[string]any{"id": s.id, "iteration": s.it, "sample": map[string]any{"tokens": s.tokens}})
@@ -92,8 +93,8 @@ func TestReadCountsEveryProgramOfTheInitialPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Task != "leaf-classification" || c.Drawn != 4 || c.Valid != 1 || c.Failed != 2 || c.Unfinished != 1 || c.Clashes != 1 {
-		t.Errorf("count = %+v, want iteration 1's 4 programs: 1 valid, 2 failed (1 a clash), 1 unfinished", c)
+	if c.Task != "leaf-classification" || c.Drawn != 5 || c.Valid != 1 || c.Failed != 2 || c.Unfinished != 2 || c.Clashes != 1 {
+		t.Errorf("count = %+v, want iteration 1's 5 programs: 1 valid, 2 failed (1 a clash), 2 unfinished (one cancelled while it ran)", c)
 	}
 	if c.First != 2 || c.FirstValid != 0 {
 		t.Errorf("first %d to finish: %d valid, want 2 and 0 (the two failures finished first)", c.First, c.FirstValid)
@@ -103,7 +104,7 @@ func TestReadCountsEveryProgramOfTheInitialPolicy(t *testing.T) {
 	}
 	var b bytes.Buffer
 	writeCSV(&b, c)
-	if !strings.HasPrefix(b.String(), "4,1,2,1,1,0,") {
+	if !strings.HasPrefix(b.String(), "5,1,2,2,1,0,") {
 		t.Errorf("csv = %q, want drawn,valid,failed,unfinished,clashes,first_valid first", b.String())
 	}
 }
