@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"mlerl/artifacts/runstore"
 	"mlerl/experiment"
@@ -29,9 +30,10 @@ type Program struct {
 	Valid     bool
 	DurationS float64 // sandbox-seconds it used
 	// Finished: the program has a result (Sampled also returns those cancelled before one).
-	Finished bool
-	Stale    bool   // cancelled while it ran (staleness cap, end of run): its result is partial
-	Reason   string // why it failed, as result.json says
+	Finished   bool
+	FinishedAt time.Time // when its result was written (zero when it has none)
+	Stale      bool      // cancelled while it ran (staleness cap, end of run): its result is partial
+	Reason     string    // why it failed, as result.json says
 }
 
 // Used reads which samples the run's updates learnt from (metrics.jsonl's "used"): the programs
@@ -101,14 +103,23 @@ func load(runDir string, keep func(id string) bool) ([]Program, error) {
 			Reason    string   `json:"reason"`
 			Stale     bool     `json:"stale"`
 		}
-		err := ReadJSON(filepath.Join(filepath.Dir(rec), filepath.Base(runstore.Sample("x").Result())), &r)
+		result := filepath.Join(filepath.Dir(rec), filepath.Base(runstore.Sample("x").Result()))
+		err := ReadJSON(result, &r)
 		finished := err == nil
 		if err != nil && (keep != nil || !errors.Is(err, os.ErrNotExist)) {
 			return nil, err
 		}
+		var at time.Time
+		if finished {
+			st, err := os.Stat(result)
+			if err != nil {
+				return nil, err
+			}
+			at = st.ModTime()
+		}
 		out = append(out, Program{ID: s.ID, Iteration: s.Iteration, Actions: s.Actions, Tokens: s.Sample.Tokens,
 			Kept: s.Sample.Kept, Reward: r.Reward, Score: r.Score, Valid: r.Valid, DurationS: r.DurationS,
-			Finished: finished, Stale: r.Stale, Reason: r.Reason})
+			Finished: finished, FinishedAt: at, Stale: r.Stale, Reason: r.Reason})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Iteration != out[j].Iteration {

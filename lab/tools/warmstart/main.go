@@ -22,9 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"mlerl/artifacts/runstore"
 	"mlerl/codeactions"
 	"mlerl/lab/tools/runread"
 )
@@ -98,41 +96,22 @@ func Read(dir string, first int) (Count, error) {
 	if err != nil {
 		return Count{}, err
 	}
-	c := count(spec.ID, lib, codeactions.SchemaOf(spec), progs)
-	// The order they finished in: when each result was written.
-	type done struct {
-		at    time.Time
-		valid bool
-	}
-	var finished []done
-	for _, p := range progs {
-		if p.Iteration != 1 || !p.Finished || p.Stale {
-			continue
-		}
-		st, err := os.Stat(filepath.Join(dir, runstore.Sample(p.ID).Result()))
-		if err != nil {
-			return Count{}, err
-		}
-		finished = append(finished, done{st.ModTime(), p.Valid})
-	}
-	slices.SortStableFunc(finished, func(a, b done) int { return a.at.Compare(b.at) })
-	c.First = min(first, len(finished))
-	for _, d := range finished[:c.First] {
-		if d.valid {
-			c.FirstValid++
-		}
-	}
-	return c, nil
+	return count(spec.ID, lib, codeactions.SchemaOf(spec), progs, first), nil
 }
 
-// count sorts the programs of iteration 1 (the initial policy's) by outcome.
-func count(task string, lib *codeactions.Library, schema codeactions.Schema, progs []runread.Program) Count {
+// count sorts the programs of iteration 1 (the initial policy's) by outcome, and counts the
+// valid ones among the first `first` to finish (by when their results were written).
+func count(task string, lib *codeactions.Library, schema codeactions.Schema, progs []runread.Program, first int) Count {
 	c := Count{Task: task, ByReason: map[string]int{}}
+	var finished []runread.Program
 	for _, p := range progs {
 		if p.Iteration != 1 {
 			continue
 		}
 		c.Drawn++
+		if p.Finished && !p.Stale {
+			finished = append(finished, p)
+		}
 		switch {
 		case !p.Finished || p.Stale:
 			c.Unfinished++ // cancelled before it ran, or while it ran
@@ -146,6 +125,13 @@ func count(task string, lib *codeactions.Library, schema codeactions.Schema, pro
 			} else {
 				c.ByReason[shortReason(p.Reason)]++
 			}
+		}
+	}
+	slices.SortStableFunc(finished, func(a, b runread.Program) int { return a.FinishedAt.Compare(b.FinishedAt) })
+	c.First = min(first, len(finished))
+	for _, p := range finished[:c.First] {
+		if p.Valid {
+			c.FirstValid++
 		}
 	}
 	return c
